@@ -1,0 +1,83 @@
+# Herald build and test entry points. Thin on purpose: the real work is in
+# `swift` and deploy/dev/*.sh. `make help` lists targets (from the `## ` notes).
+
+# Test suites that need PostgreSQL/RabbitMQ; `make unit` skips them.
+INTEGRATION_SUITES := EndToEndTests HeraldStoreTests RabbitMQTests HeraldWorkerTests HeraldCLITests
+
+# Extra flags for `swift test` (e.g. SWIFT_TEST_FLAGS="-Xswiftc -warnings-as-errors").
+SWIFT_TEST_FLAGS ?=
+
+SWIFT      ?= swift
+SERVICES   := deploy/dev/services.sh
+STATE_DIR  := .state
+SERVICES_ENV := $(STATE_DIR)/services.env
+FORMAT_PATHS := Sources Tests Package.swift
+SHELL_SCRIPTS := deploy/dev/services.sh deploy/dev/demo.sh .ci/run
+BENCH_SRC  := bench/amqp-baseline.c
+BENCH_BIN  := bench/amqp-baseline
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+.PHONY: help services-up services-down services-status build release unit test demo lint format bench clean-state
+
+help: ## List targets
+	@echo "usage: make TARGET"
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
+		awk 'BEGIN { FS = ":.*## " } { printf "  %-16s %s\n", $$1, $$2 }'
+
+services-up: ## Install (if missing) and start dev PostgreSQL + RabbitMQ under .state/
+	$(SERVICES) up
+
+services-down: ## Stop the dev services (data is kept)
+	$(SERVICES) down
+
+services-status: ## Show whether the dev services are running
+	$(SERVICES) status
+
+build: ## Debug build of everything
+	$(SWIFT) build
+
+release: ## Release build of the herald executable
+	$(SWIFT) build -c release --product herald
+
+unit: ## Fast tests that need no services (skips the INTEGRATION_SUITES)
+	$(SWIFT) test $(addprefix --skip ,$(INTEGRATION_SUITES)) $(SWIFT_TEST_FLAGS)
+
+# Serial on purpose (no --parallel): Swift Testing already runs suites
+# concurrently, and XCTest's --parallel would fork one process per test class.
+test: services-up ## All tests, against the dev services
+	set -a; source $(SERVICES_ENV); set +a; \
+	export HERALD_TEST_AMQP_URL="$$HERALD_AMQP_URL" HERALD_TEST_DATABASE_URL="$$HERALD_DATABASE_URL"; \
+	$(SWIFT) test $(SWIFT_TEST_FLAGS)
+
+demo: services-up ## Build herald and run `herald demo` end to end on the dev services
+	$(SWIFT) build --product herald
+	deploy/dev/demo.sh
+
+lint: ## swift format lint (if the toolchain has it) + bash -n (and shellcheck, if installed) on shell scripts
+	@for f in $(SHELL_SCRIPTS); do bash -n "$$f" || exit 1; done; echo "bash -n: ok"
+	@if command -v shellcheck >/dev/null 2>&1; then shellcheck $(SHELL_SCRIPTS) && echo "shellcheck: ok"; fi
+	@if $(SWIFT) format --version >/dev/null 2>&1; then \
+		$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS); \
+		echo "swift format lint: ok"; \
+	else \
+		echo "swift format not available in this toolchain; skipping Swift lint"; \
+	fi
+
+format: ## Reformat Swift sources in place (swift format, .swift-format config)
+	$(SWIFT) format --in-place --recursive $(FORMAT_PATHS)
+
+bench: ## Build the C AMQP baseline (if bench/amqp-baseline.c exists) and a release herald
+	@if [ -f $(BENCH_SRC) ]; then \
+		echo "cc $(BENCH_SRC) -> $(BENCH_BIN)"; \
+		cc -O2 -Wall -o $(BENCH_BIN) $(BENCH_SRC) $$(pkg-config --cflags --libs librabbitmq); \
+	else \
+		echo "bench: $(BENCH_SRC) not present yet; skipping the C baseline"; \
+	fi
+	$(SWIFT) build -c release --product herald
+
+clean-state: ## Stop the dev services and delete .state/ (all dev data)
+	$(SERVICES) down
+	rm -rf $(STATE_DIR)

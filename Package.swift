@@ -1,0 +1,159 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "herald",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "herald", targets: ["HeraldCLI"]),
+        .library(name: "APNSCore", targets: ["APNSCore"]),
+        .library(name: "RabbitMQ", targets: ["RabbitMQ"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // MARK: C libraries, each wrapped once
+        .systemLibrary(
+            name: "CRabbitMQ",
+            pkgConfig: "librabbitmq",
+            providers: [.apt(["librabbitmq-dev"])]
+        ),
+        .systemLibrary(
+            name: "CNGHTTP2",
+            pkgConfig: "libnghttp2",
+            providers: [.apt(["libnghttp2-dev"])]
+        ),
+
+        // MARK: Engines
+        .target(
+            name: "RabbitMQ",
+            dependencies: [
+                "CRabbitMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "APNSCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto")
+            ]
+        ),
+        .target(
+            name: "APNSTransport",
+            dependencies: [
+                "APNSCore",
+                "CNGHTTP2",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .target(
+            name: "APNSSimulator",
+            dependencies: [
+                "APNSCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: Domain and composition
+        .target(
+            name: "HeraldCore",
+            dependencies: ["APNSCore"]
+        ),
+        .target(
+            name: "HeraldStore",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "HeraldWorker",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStore",
+                "APNSCore",
+                "APNSTransport",
+                "RabbitMQ",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "HeraldCLI",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStore",
+                "HeraldWorker",
+                "APNSCore",
+                "APNSTransport",
+                "APNSSimulator",
+                "RabbitMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "HeraldTestSupport",
+            dependencies: [
+                "APNSCore",
+                "APNSSimulator",
+                "HeraldCore",
+                "HeraldStore",
+                "RabbitMQ",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: Tests: pure, loopback, integration, end to end
+        .testTarget(name: "RabbitMQTests", dependencies: ["RabbitMQ", "HeraldTestSupport"]),
+        .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore", "HeraldTestSupport"]),
+        .testTarget(name: "APNSTransportTests", dependencies: ["APNSTransport", "APNSSimulator", "HeraldTestSupport"]),
+        .testTarget(
+            name: "APNSSimulatorTests",
+            dependencies: [
+                "APNSSimulator", "HeraldTestSupport",
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
+        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldWorkerTests", dependencies: ["HeraldWorker", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCLITests", dependencies: ["HeraldCLI", "HeraldTestSupport"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["HeraldWorker", "HeraldStore", "APNSSimulator", "RabbitMQ", "HeraldTestSupport"]
+        ),
+    ]
+)

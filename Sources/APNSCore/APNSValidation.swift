@@ -1,0 +1,95 @@
+/// A rule of Apple's that a notification breaks, found before anything is sent.
+public struct APNSValidationError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which rule.
+    public enum Rule: String, Sendable, Hashable {
+        case payloadTooLarge
+        case payloadEmpty
+        case collapseIDTooLong
+        case invalidPriority
+        case backgroundNeedsContentAvailable
+        case backgroundPriority
+        case invalidDeviceToken
+        case invalidAPNSID
+        case invalidPushType
+        case missingTopic
+    }
+
+    /// The rule that was broken.
+    public var rule: Rule
+    /// A sentence naming the rule and the offending size or value (never the token or the payload).
+    public var message: String
+
+    public init(_ rule: Rule, _ message: String) {
+        self.rule = rule
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+extension APNSRequest {
+    /// Checks the request against Apple's rules: payload size per push type, collapse id length, priority values and
+    /// the background rules, token format and apns-id format.
+    public func validate() throws(APNSValidationError) {
+        guard !topic.isEmpty else { throw APNSValidationError(.missingTopic, "apns-topic is empty") }
+        guard !pushType.rawValue.isEmpty else {
+            throw APNSValidationError(.invalidPushType, "apns-push-type is empty")
+        }
+        guard DeviceToken.isValidHex(deviceToken.hex) else {
+            throw APNSValidationError(.invalidDeviceToken, "device token is not even-length hexadecimal")
+        }
+        guard !payload.isEmpty else { throw APNSValidationError(.payloadEmpty, "payload is empty") }
+        let limit = pushType.maximumPayloadSize
+        guard payload.count <= limit else {
+            throw APNSValidationError(
+                .payloadTooLarge,
+                "payload is \(payload.count) bytes, over the \(limit)-byte limit for push type \(pushType)"
+            )
+        }
+        if let collapseID, collapseID.utf8.count > 64 {
+            throw APNSValidationError(
+                .collapseIDTooLong,
+                "apns-collapse-id is \(collapseID.utf8.count) bytes, over the 64-byte limit"
+            )
+        }
+        if let priority, !priority.isValid {
+            throw APNSValidationError(.invalidPriority, "apns-priority \(priority.rawValue) is not 1, 5 or 10")
+        }
+        if pushType == .background {
+            if priority == .immediate {
+                throw APNSValidationError(.backgroundPriority, "background notifications must use priority 5, not 10")
+            }
+            if !Self.payloadHasContentAvailable(payload) {
+                throw APNSValidationError(
+                    .backgroundNeedsContentAvailable,
+                    "background notifications need aps.content-available = 1"
+                )
+            }
+        }
+        if let apnsID, !Self.isCanonicalUUID(apnsID) {
+            throw APNSValidationError(.invalidAPNSID, "apns-id is not a lowercase canonical UUID")
+        }
+    }
+
+    /// A cheap check for `"content-available":1` in the payload bytes.
+    static func payloadHasContentAvailable(_ payload: [UInt8]) -> Bool {
+        ErrorBody.integerValue(for: "content-available", in: payload) == 1
+    }
+
+    /// Whether `text` is 8-4-4-4-12 lowercase hexadecimal.
+    public static func isCanonicalUUID(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (i, byte) in bytes.enumerated() {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                let isHex =
+                    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                guard isHex else { return false }
+            }
+        }
+        return true
+    }
+}

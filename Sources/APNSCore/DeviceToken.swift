@@ -1,0 +1,84 @@
+/// A device token: the device's bytes as lowercase hexadecimal, as APNs expects in `:path`.
+///
+/// Its `description` is redacted (only the last four hex digits) so that a token can never reach a log line or an
+/// error description by accident; `hex` is the full value for the request path and the database.
+public struct DeviceToken: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The token as lowercase hexadecimal.
+    public let hex: String
+
+    /// Parses a token written as hexadecimal, accepting upper case, spaces and the `<ad853c20 3a9b…>` form that
+    /// `-[NSData description]` produced (seed 000).
+    ///
+    /// Apple says not to assume a length, so any non-empty even number of hex digits up to 200 bytes is accepted.
+    public init(parsing text: some StringProtocol) throws(DeviceTokenError) {
+        var hex: [UInt8] = []
+        hex.reserveCapacity(64)
+        var sawContent = false
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
+                hex.append(byte)
+                sawContent = true
+            case UInt8(ascii: "A")...UInt8(ascii: "F"):
+                hex.append(byte + 32)
+                sawContent = true
+            case UInt8(ascii: " "), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\t"):
+                continue
+            default:
+                throw DeviceTokenError(kind: .notHexadecimal)
+            }
+        }
+        guard sawContent else { throw DeviceTokenError(kind: .empty) }
+        guard hex.count % 2 == 0 else { throw DeviceTokenError(kind: .oddLength) }
+        guard hex.count <= 400 else { throw DeviceTokenError(kind: .tooLong) }
+        self.hex = String(decoding: hex, as: UTF8.self)
+    }
+
+    /// Wraps a value already known to be normalised lowercase hex (e.g. read back from the database).
+    public init(trustedHex: String) {
+        self.hex = trustedHex
+    }
+
+    /// Whether `text` is a non-empty, even-length string of lowercase or uppercase hex digits.
+    public static func isValidHex(_ text: some StringProtocol) -> Bool {
+        var count = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
+                UInt8(ascii: "A")...UInt8(ascii: "F"):
+                count += 1
+            default:
+                return false
+            }
+        }
+        return count > 0 && count % 2 == 0
+    }
+
+    /// A redacted form safe for logs: `…` and the last four hex digits.
+    public var redacted: String { "…" + hex.suffix(4) }
+
+    public var description: String { redacted }
+    public var debugDescription: String { "DeviceToken(\(redacted))" }
+}
+
+/// Why a string is not a device token. Never contains the token itself.
+public struct DeviceTokenError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The rule that was broken.
+    public enum Kind: Sendable, Hashable {
+        case empty
+        case notHexadecimal
+        case oddLength
+        case tooLong
+    }
+
+    public let kind: Kind
+
+    public var description: String {
+        switch kind {
+        case .empty: "device token is empty"
+        case .notHexadecimal: "device token is not hexadecimal"
+        case .oddLength: "device token has an odd number of hex digits"
+        case .tooLong: "device token is longer than 200 bytes"
+        }
+    }
+}

@@ -1,0 +1,85 @@
+/// Everything the simulator's connections share: what was answered, who waits for records, the fault counters and
+/// the verified-token cache. A value type behind the simulator's `Mutex`; every event returns what to do next.
+struct SimulatorState {
+    /// A task waiting in ``APNSSimulator/waitForRecords(count:)``.
+    struct Waiter {
+        var count: Int
+        var continuation: CheckedContinuation<Void, Never>
+    }
+
+    /// How a provider token fared the first time it was verified.
+    enum TokenVerdict: Sendable {
+        case valid(teamID: String, issuedAt: Int64)
+        case rejected(Rejection)
+    }
+
+    private(set) var records: [APNSSimulatorRecord] = []
+    private(set) var counts: [String: Int] = [:]
+    private var waiters: [Int: Waiter] = [:]
+    private var nextWaiterID = 0
+    /// Per injected-failure rule: eligible requests seen and times fired.
+    private var failureCounters: [(seen: Int, fired: Int)]
+    private var tokenCache: [String: TokenVerdict] = [:]
+    /// Bounds the cache; a runaway client signing per request must not grow it forever.
+    private let tokenCacheLimit = 4096
+
+    init(failureRules: Int) {
+        self.failureCounters = Array(repeating: (0, 0), count: failureRules)
+    }
+
+    /// Counts an answer; for a 200, appends the record and returns the waiters it satisfies (to resume outside the
+    /// lock).
+    mutating func answered(_ countKey: String, record: APNSSimulatorRecord?) -> [CheckedContinuation<Void, Never>] {
+        counts[countKey, default: 0] += 1
+        guard let record else { return [] }
+        records.append(record)
+        let ready = waiters.filter { $0.value.count <= records.count }
+        for id in ready.keys { waiters[id] = nil }
+        return ready.map(\.value.continuation)
+    }
+
+    /// Registers a waiter, or returns false if enough records are already there.
+    mutating func addWaiter(count: Int, continuation: CheckedContinuation<Void, Never>) -> Int? {
+        guard records.count < count else { return nil }
+        let id = nextWaiterID
+        nextWaiterID += 1
+        waiters[id] = Waiter(count: count, continuation: continuation)
+        return id
+    }
+
+    /// Removes a cancelled waiter, returning its continuation if it was still waiting.
+    mutating func removeWaiter(_ id: Int) -> CheckedContinuation<Void, Never>? {
+        waiters.removeValue(forKey: id)?.continuation
+    }
+
+    /// Removes every waiter (on stop).
+    mutating func removeAllWaiters() -> [CheckedContinuation<Void, Never>] {
+        defer { waiters = [:] }
+        return waiters.values.map(\.continuation)
+    }
+
+    /// The cached verdict for a token string.
+    func cachedVerdict(for token: String) -> TokenVerdict? {
+        tokenCache[token]
+    }
+
+    /// Caches a verdict.
+    mutating func cache(_ verdict: TokenVerdict, for token: String) {
+        if tokenCache.count >= tokenCacheLimit { tokenCache.removeAll(keepingCapacity: true) }
+        tokenCache[token] = verdict
+    }
+
+    /// Advances the injected-failure counters for an otherwise accepted request and returns the rule that fires.
+    mutating func injectedFailure(for deviceToken: String, rules: [InjectedFailure]) -> InjectedFailure? {
+        for (index, rule) in rules.enumerated() {
+            if let prefix = rule.tokenPrefix, !deviceToken.hasPrefix(prefix) { continue }
+            if let times = rule.times, failureCounters[index].fired >= times { continue }
+            failureCounters[index].seen += 1
+            if failureCounters[index].seen % rule.every == 0 {
+                failureCounters[index].fired += 1
+                return rule
+            }
+        }
+        return nil
+    }
+}

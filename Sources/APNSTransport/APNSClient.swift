@@ -1,0 +1,216 @@
+import APNSCore
+import Logging
+import NIOCore
+import NIOSSL
+import Synchronization
+
+/// An APNs client: a pool of HTTP/2 connections to one endpoint with one credential.
+///
+/// Connections open lazily on first use; each request goes to the connection with the fewest outstanding requests
+/// and waits there for a stream within the server's SETTINGS_MAX_CONCURRENT_STREAMS. The client holds at most
+/// ``APNSClientConfiguration/maximumQueuedRequests`` requests at once; further `send` calls wait for room.
+/// APNs' answers, rejections included, are returned as ``APNSOutcome``; only a transport failure throws.
+public final class APNSClient: Sendable {
+    private typealias Pool = PoolStateMachine<APNSConnection>
+
+    private let configuration: APNSClientConfiguration
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let metrics: APNSTransportMetrics
+    private let sslContext: Result<NIOSSLContext, APNSTransportError>
+    private let pool: Mutex<Pool>
+    private let ids = Atomic<Int>(0)
+
+    /// How many times one request is placed on a connection when the earlier tries provably never reached the
+    /// server (refused stream, above a GOAWAY's last stream id, connection gone before sending).
+    static let maximumAttempts = 3
+
+    /// Creates a client; nothing connects until the first `send`.
+    public init(configuration: APNSClientConfiguration, eventLoopGroup: any EventLoopGroup, logger: Logger) {
+        self.configuration = configuration
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        self.metrics = APNSTransportMetrics()
+        self.sslContext = Self.makeSSLContext(configuration)
+        self.pool = Mutex(Pool(connections: configuration.connections, limit: configuration.maximumQueuedRequests))
+    }
+
+    /// TLS 1.2 or later, ALPN `h2`, full certificate verification against the system roots plus the configured CAs.
+    private static func makeSSLContext(
+        _ configuration: APNSClientConfiguration
+    ) -> Result<NIOSSLContext, APNSTransportError> {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        tls.applicationProtocols = ["h2"]
+        tls.certificateVerification = .fullVerification
+        tls.trustRoots = .default
+        do {
+            for pem in configuration.additionalTrustRootsPEM {
+                let certificates = try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))
+                guard !certificates.isEmpty else {
+                    return .failure(APNSTransportError(.tlsFailed, "an additional trust root holds no certificate"))
+                }
+                tls.additionalTrustRoots.append(.certificates(certificates))
+            }
+            return .success(try NIOSSLContext(configuration: tls))
+        } catch {
+            return .failure(APNSTransportError(.tlsFailed, "invalid TLS configuration", underlying: error))
+        }
+    }
+
+    /// Sends one notification and returns APNs' answer.
+    ///
+    /// The request is sent as given (validate it first). A 403 ExpiredProviderToken refreshes the provider token
+    /// once and sends again; a request that provably never reached the server is placed on another connection.
+    /// Throws only when no answer could be had: see ``APNSTransportError``.
+    public func send(_ request: APNSRequest) async throws(APNSTransportError) -> APNSOutcome {
+        let start = NIODeadline.now()
+        do {
+            let outcome = try await sendWithRetries(request)
+            metrics.requestDuration.recordNanoseconds((NIODeadline.now() - start).nanoseconds)
+            metrics.record(outcome)
+            logger.trace("APNs request answered", metadata: ["status": "\(outcome.status)"])
+            return outcome
+        } catch {
+            metrics.requestDuration.recordNanoseconds((NIODeadline.now() - start).nanoseconds)
+            metrics.record(error)
+            logger.debug("APNs request failed", metadata: ["error": "\(error)"])
+            throw error
+        }
+    }
+
+    private func sendWithRetries(_ request: APNSRequest) async throws(APNSTransportError) -> APNSOutcome {
+        guard case .token(let cache) = configuration.authentication else { fatalError("unreachable") }
+        var token = try providerToken { () throws(ProviderTokenError) in try cache.current() }
+        var refreshed = false
+        var attempts = 0
+        var lastError: APNSTransportError?
+        while attempts < Self.maximumAttempts {
+            attempts += 1
+            switch await attempt(request, bearerToken: token.value) {
+            case .response(let outcome):
+                if outcome.status == 403, outcome.reason == .expiredProviderToken, !refreshed {
+                    refreshed = true
+                    attempts -= 1
+                    let rejected = token
+                    token = try providerToken { () throws(ProviderTokenError) in try cache.refresh(after: rejected) }
+                    logger.debug("APNs provider token expired; retrying with a refreshed token")
+                    continue
+                }
+                return outcome
+            case .retry(let error):
+                lastError = error
+                logger.debug("APNs request not processed; retrying", metadata: ["error": "\(error)"])
+            case .failure(let error):
+                throw error
+            }
+        }
+        throw lastError ?? APNSTransportError(.connectionClosed, "the request could not be sent")
+    }
+
+    private func providerToken(
+        _ body: () throws(ProviderTokenError) -> ProviderTokenCache.Token
+    ) throws(APNSTransportError) -> ProviderTokenCache.Token {
+        do {
+            return try body()
+        } catch {
+            throw APNSTransportError(.providerToken, "could not sign a provider token", underlying: error)
+        }
+    }
+
+    /// One try: room in the client, a connection, a stream, an answer.
+    private func attempt(_ request: APNSRequest, bearerToken: String) async -> APNSStreamResult {
+        let lease: Pool.Lease
+        switch await acquire() {
+        case .success(let leased):
+            lease = leased
+        case .failure(let error):
+            return .failure(error)
+        }
+        if lease.isNew { start(lease.connection) }
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<APNSStreamResult, Never>) in
+            lease.connection.enqueue(
+                APNSPendingRequest(request: request, bearerToken: bearerToken, continuation: continuation)
+            )
+        }
+        if case .retry = result, !lease.connection.isAcceptingRequests {
+            // The connection is going away; make sure the next try does not pick it again even if its own notice
+            // has not reached the pool yet.
+            pool.withLock { $0.connectionUnusable(lease.connection) }
+        }
+        release(lease)
+        return result
+    }
+
+    private func makeConnection() -> APNSConnection {
+        guard case .success(let sslContext) = sslContext else { preconditionFailure("checked before leasing") }
+        return APNSConnection(
+            id: ids.wrappingAdd(1, ordering: .relaxed).newValue,
+            eventLoop: eventLoopGroup.next(),
+            configuration: configuration,
+            sslContext: sslContext,
+            metrics: metrics,
+            logger: logger
+        ) { [weak self] connection in
+            self?.pool.withLock { $0.connectionUnusable(connection) }
+        }
+    }
+
+    private func start(_ connection: APNSConnection) {
+        connection.closeFuture.whenComplete { [weak self] _ in
+            self?.pool.withLock { $0.connectionClosed(connection) }
+        }
+        connection.start()
+    }
+
+    private func acquire() async -> Result<Pool.Lease, APNSTransportError> {
+        if case .failure(let error) = sslContext { return .failure(error) }
+        let action = pool.withLock { pool in pool.acquire(waiter: nil, makeConnection: makeConnection) }
+        switch action {
+        case .leased(let lease): return .success(lease)
+        case .fail(let error): return .failure(error)
+        case .wait: break
+        }
+        return await waitForRoom()
+    }
+
+    /// Waits until a finished request passes its room on (or the client shuts down, or the task is cancelled).
+    private func waitForRoom() async -> Result<Pool.Lease, APNSTransportError> {
+        let id = ids.wrappingAdd(1, ordering: .relaxed).newValue
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: Pool.Waiter) in
+                let action = pool.withLock { pool in
+                    pool.acquire(waiter: (id, continuation), makeConnection: makeConnection)
+                }
+                switch action {
+                case .leased(let lease): continuation.resume(returning: .success(lease))
+                case .fail(let error): continuation.resume(returning: .failure(error))
+                case .wait: break
+                }
+            }
+        } onCancel: {
+            if let waiter = pool.withLock({ $0.cancelWaiter(id: id) }) {
+                waiter.resume(returning: .failure(APNSTransportError(.cancelled, "cancelled while waiting for room")))
+            }
+        }
+    }
+
+    private func release(_ lease: Pool.Lease) {
+        if let (waiter, next) = pool.withLock({ $0.release(lease, makeConnection: makeConnection) }) {
+            if next.isNew { start(next.connection) }
+            waiter.resume(returning: .success(next))
+        }
+    }
+
+    /// Fails requests still waiting for room or for a stream with ``APNSTransportError/Code/shutDown``, lets
+    /// in-flight requests finish (within their timeout), then closes every connection with GOAWAY.
+    public func shutdown() async {
+        let (waiters, connections) = pool.withLock { $0.shutdown() }
+        for waiter in waiters {
+            waiter.resume(returning: .failure(APNSTransportError(.shutDown, "the client was shut down")))
+        }
+        for connection in connections { connection.shutdown() }
+        for connection in connections { try? await connection.closeFuture.get() }
+        logger.debug("APNs client shut down")
+    }
+}

@@ -1,0 +1,62 @@
+import APNSCore
+
+/// How an ``APNSClient`` reaches APNs: the endpoint, the credential, trust, pool size, timeouts and queue bound.
+public struct APNSClientConfiguration: Sendable {
+    /// An APNs host and port.
+    public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+        /// The host name (also the TLS server name) or an IP address literal.
+        public var host: String
+        /// The TCP port: 443, or 2197 behind firewalls.
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `api.push.apple.com:443`.
+        public static let production = Endpoint(host: "api.push.apple.com", port: 443)
+        /// `api.sandbox.push.apple.com:443`.
+        public static let sandbox = Endpoint(host: "api.sandbox.push.apple.com", port: 443)
+
+        public var description: String { "\(host):\(port)" }
+    }
+
+    /// The credential the client presents.
+    public enum Authentication: Sendable {
+        /// Token-based: every request carries `authorization: bearer <JWT>` from the shared cache.
+        case token(ProviderTokenCache)
+    }
+
+    /// Where to connect.
+    public var endpoint: Endpoint
+    /// The credential.
+    public var authentication: Authentication
+    /// Extra CA certificates (PEM text) trusted in addition to the system roots (for a simulator or a proxy).
+    public var additionalTrustRootsPEM: [String] = []
+    /// How many HTTP/2 connections the pool keeps to the endpoint.
+    public var connections: Int = 2
+    /// How long one attempt may wait for its answer (queued for a stream plus in flight) before failing with
+    /// ``APNSTransportError/Code/timeout``.
+    public var requestTimeout: Duration = .seconds(10)
+    /// The most requests the client holds at once (waiting for a stream or in flight); further `send` calls wait.
+    public var maximumQueuedRequests: Int = 10_000
+    /// How long TCP connect plus the TLS handshake may take.
+    public var connectTimeout: Duration = .seconds(10)
+    /// How long a connection may sit without traffic before a PING checks it; nil disables the check.
+    public var pingInterval: Duration? = .seconds(60)
+
+    public init(
+        endpoint: Endpoint,
+        authentication: Authentication,
+        additionalTrustRootsPEM: [String] = [],
+        connections: Int = 2,
+        requestTimeout: Duration = .seconds(10)
+    ) {
+        self.endpoint = endpoint
+        self.authentication = authentication
+        self.additionalTrustRootsPEM = additionalTrustRootsPEM
+        self.connections = connections
+        self.requestTimeout = requestTimeout
+    }
+}

@@ -1,0 +1,467 @@
+import APNSCore
+import CNGHTTP2
+import Logging
+import NIOCore
+import NIOSSL
+import NIOTLS
+
+/// The HTTP/2 client of one APNs connection: a channel handler after `NIOSSLClientHandler` that owns an
+/// `nghttp2_session` used as a pure state machine.
+///
+/// TLS plaintext goes into `nghttp2_session_mem_recv`; whatever nghttp2 wants to send is drained with
+/// `nghttp2_session_mem_send` into one buffer and written with one flush per event-loop cycle, however many requests
+/// were submitted in that cycle. Every method runs on the channel's event loop.
+final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    enum State {
+        /// Waiting for the TLS handshake and ALPN.
+        case handshaking
+        /// The HTTP/2 session is running.
+        case active
+        /// The channel is gone; everything has been failed.
+        case closed
+    }
+
+    private(set) var state: State = .handshaking
+    let connection: APNSConnection
+    let metrics: APNSTransportMetrics
+    var logger: Logger
+    private let requestTimeout: TimeAmount
+    private let connectTimeout: TimeAmount
+    private let pingInterval: TimeAmount?
+
+    private(set) var context: ChannelHandlerContext?
+    var session: OpaquePointer?
+    /// Streams submitted to nghttp2 and not yet closed, by stream id.
+    var streams: [Int32: APNSStream] = [:]
+    /// Requests waiting for the server to allow another stream, oldest (earliest deadline) first.
+    var waiting = CircularBuffer<APNSStream>(initialCapacity: 64)
+    var headerEncoder: APNSRequestHeaderEncoder
+    private let dataProvider = nghttp2_data_provider(source: nghttp2_data_source(), read_callback: apnsReadRequestBody)
+
+    private var flushScheduled = false
+    private var inRead = false
+    private var timeoutTimer: Scheduled<Void>?
+    private var handshakeTimer: Scheduled<Void>?
+    private var pingTimer: Scheduled<Void>?
+    private var sawTrafficSincePing = true
+    private var pingOutstanding = false
+    /// Set when the server sent GOAWAY: streams above it were never processed.
+    var goAwayLastStreamID: Int32?
+    /// Set when the client shuts down: no new streams, close when the last one finishes.
+    private var shuttingDown = false
+    /// The reason the connection ends, reported to requests that it fails.
+    private var closeReason: APNSTransportError?
+
+    init(
+        connection: APNSConnection,
+        configuration: APNSClientConfiguration,
+        metrics: APNSTransportMetrics,
+        logger: Logger
+    ) {
+        self.connection = connection
+        self.metrics = metrics
+        self.logger = logger
+        self.requestTimeout = TimeAmount(configuration.requestTimeout)
+        self.connectTimeout = TimeAmount(configuration.connectTimeout)
+        self.pingInterval = configuration.pingInterval.map(TimeAmount.init)
+        let endpoint = configuration.endpoint
+        self.headerEncoder = APNSRequestHeaderEncoder(
+            authority: endpoint.port == 443 ? endpoint.host : "\(endpoint.host):\(endpoint.port)"
+        )
+    }
+
+    deinit {
+        if let session { nghttp2_session_del(session) }
+    }
+
+    // MARK: Channel events
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { startHandshakeTimer(context: context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        close(reason: APNSTransportError(.connectionClosed, "the connection handler was removed"))
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        startHandshakeTimer(context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        close(reason: APNSTransportError(.connectionClosed, "the connection closed"))
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
+            handshakeTimer?.cancel()
+            handshakeTimer = nil
+            guard negotiated == "h2" else {
+                fail(
+                    context: context,
+                    APNSTransportError(
+                        .alpnNotH2,
+                        "the server did not negotiate HTTP/2 with ALPN (got \(negotiated ?? "nothing"))"
+                    )
+                )
+                return
+            }
+            startSession(context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        switch state {
+        case .handshaking:
+            fail(context: context, APNSTransportError(.tlsFailed, "the TLS handshake failed", underlying: error))
+        case .active:
+            fail(
+                context: context,
+                APNSTransportError(.connectionClosed, "the connection failed", underlying: error)
+            )
+        case .closed:
+            break
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let session, case .active = state else { return }
+        let buffer = unwrapInboundIn(data)
+        sawTrafficSincePing = true
+        inRead = true
+        let result = buffer.withUnsafeReadableBytes { bytes -> Int in
+            guard let base = bytes.baseAddress else { return 0 }
+            return nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        }
+        inRead = false
+        if result < 0 {
+            // nghttp2 has queued a GOAWAY for a protocol error; send it, then close.
+            flush()
+            fail(context: context, .nghttp2(result, "the server broke the HTTP/2 protocol"))
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        guard case .active = state else {
+            context.fireChannelReadComplete()
+            return
+        }
+        startWaitingStreams()
+        flush()
+        context.fireChannelReadComplete()
+    }
+
+    // MARK: Session lifecycle
+
+    private func startHandshakeTimer(context: ChannelHandlerContext) {
+        guard handshakeTimer == nil, case .handshaking = state else { return }
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        handshakeTimer = context.eventLoop.scheduleTask(in: connectTimeout) {
+            let handler = loopBound.value
+            guard case .handshaking = handler.state, let context = handler.context else { return }
+            handler.fail(context: context, APNSTransportError(.timeout, "the TLS handshake timed out"))
+        }
+    }
+
+    private func startSession(context: ChannelHandlerContext) {
+        let result = makeClientSession(userData: Unmanaged.passUnretained(self).toOpaque())
+        switch result {
+        case .failure(let error):
+            fail(context: context, error)
+            return
+        case .success(let session):
+            self.session = session
+        }
+        state = .active
+        logger.debug("APNs connection established")
+        metrics.connectionsOpen.increment()
+        schedulePing()
+        // The client preface and SETTINGS go out now; requests follow once the connection hands them over.
+        let pending = connection.handlerDidBecomeActive(NIOLoopBound(self, eventLoop: context.eventLoop))
+        accept(pending)
+        flush()
+    }
+
+    /// Fails everything and closes the channel.
+    func fail(context: ChannelHandlerContext, _ error: APNSTransportError) {
+        if closeReason == nil { closeReason = error }
+        if case .closed = state { return }
+        logger.debug("APNs connection failed", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+        close(reason: error)
+    }
+
+    /// Ends the connection's work: fails or hands back every request and releases the nghttp2 session.
+    private func close(reason: APNSTransportError) {
+        if case .closed = state { return }
+        let wasActive: Bool
+        if case .active = state { wasActive = true } else { wasActive = false }
+        state = .closed
+        let reason = closeReason ?? reason
+        closeReason = reason
+        handshakeTimer?.cancel()
+        timeoutTimer?.cancel()
+        pingTimer?.cancel()
+        if wasActive { metrics.connectionsOpen.decrement() }
+
+        let inFlight = streams
+        streams.removeAll()
+        for (id, stream) in inFlight {
+            metrics.streamsInFlight.decrement()
+            if let last = goAwayLastStreamID, id > last {
+                stream.complete(.retry(APNSTransportError(.goAway, "the server did not process the stream")))
+            } else if reason.code == .shutDown {
+                stream.complete(.failure(reason))
+            } else {
+                stream.complete(
+                    .failure(
+                        APNSTransportError(
+                            .connectionClosed,
+                            "the connection closed while the request was in flight",
+                            underlying: reason
+                        )
+                    )
+                )
+            }
+        }
+        let queued = waiting
+        waiting.removeAll()
+        for stream in queued { stream.complete(resultForUnsent(reason)) }
+        if let session {
+            nghttp2_session_del(session)
+            self.session = nil
+        }
+        connection.handlerDidClose(reason)
+    }
+
+    /// What a request that never left this (once active) connection gets when it closes: another try elsewhere,
+    /// unless the client is shutting down.
+    func resultForUnsent(_ reason: APNSTransportError) -> APNSStreamResult {
+        reason.code == .shutDown ? .failure(reason) : .retry(reason)
+    }
+
+    // MARK: Requests
+
+    /// Takes requests handed over by the connection: they wait for a stream in deadline order.
+    func accept(_ pending: [APNSPendingRequest]) {
+        guard !pending.isEmpty else { return }
+        guard case .active = state, !shuttingDown, goAwayLastStreamID == nil else {
+            let reason = closeReason ?? APNSTransportError(.connectionClosed, "the connection is closing")
+            for request in pending { APNSStream(request, deadline: .now()).complete(resultForUnsent(reason)) }
+            return
+        }
+        let deadline = NIODeadline.now() + requestTimeout
+        for request in pending { waiting.append(APNSStream(request, deadline: deadline)) }
+        startWaitingStreams()
+        scheduleTimeoutTimer()
+    }
+
+    /// Called through `eventLoop.execute` when the connection's inbox has requests.
+    func drainInbox() {
+        accept(connection.takeInbox())
+        flush()
+    }
+
+    /// Opens streams for waiting requests while the server's SETTINGS_MAX_CONCURRENT_STREAMS allows.
+    func startWaitingStreams() {
+        guard let session, !waiting.isEmpty, !shuttingDown, goAwayLastStreamID == nil else { return }
+        let limit = Int(herald_nghttp2_remote_max_concurrent_streams(session))
+        while streams.count < limit, let stream = waiting.popFirst() {
+            let id = withUnsafePointer(to: dataProvider) { provider in
+                headerEncoder.submit(stream, to: session, provider: stream.request.payload.isEmpty ? nil : provider)
+            }
+            guard id > 0 else {
+                stream.complete(.failure(.nghttp2(id, "nghttp2 refused the request")))
+                continue
+            }
+            stream.state = .open(id)
+            streams[id] = stream
+            metrics.streamsInFlight.increment()
+        }
+    }
+
+    /// Schedules one drain of nghttp2's output for the end of this event-loop cycle.
+    func scheduleFlush() {
+        guard !flushScheduled, !inRead, let context else { return }
+        flushScheduled = true
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.execute { loopBound.value.flush() }
+    }
+
+    /// Drains everything nghttp2 wants to send into one buffer and writes it with one flush.
+    func flush() {
+        flushScheduled = false
+        guard let session, let context, case .active = state else { return }
+        var buffer: ByteBuffer?
+        while true {
+            var chunk: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &chunk)
+            if count < 0 {
+                fail(context: context, .nghttp2(count, "nghttp2 could not serialise frames"))
+                return
+            }
+            guard count > 0, let chunk else { break }
+            if buffer == nil { buffer = context.channel.allocator.buffer(capacity: max(count, 16_384)) }
+            buffer!.writeBytes(UnsafeRawBufferPointer(start: chunk, count: count))
+        }
+        if let buffer {
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        }
+        if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
+            // GOAWAY exchanged and every stream done: nothing more can happen on this connection.
+            context.close(promise: nil)
+        } else if shuttingDown && streams.isEmpty {
+            finishShutdown(context: context)
+        }
+    }
+
+    // MARK: Stream events (from the nghttp2 callbacks)
+
+    /// A stream ended: the answer is complete, or it was reset or refused.
+    func streamDidClose(_ id: Int32, errorCode: UInt32) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        metrics.streamsInFlight.decrement()
+        if let last = goAwayLastStreamID, id > last {
+            stream.complete(.retry(APNSTransportError(.goAway, "the server went away before processing the stream")))
+        } else if errorCode == NGHTTP2_REFUSED_STREAM.rawValue {
+            stream.complete(.retry(APNSTransportError(.streamReset, "the server refused the stream")))
+        } else if stream.status != 0 && errorCode == NGHTTP2_NO_ERROR.rawValue {
+            stream.complete(.response(stream.outcome()))
+        } else {
+            stream.complete(
+                .failure(APNSTransportError(.streamReset, "the server reset the stream (HTTP/2 error \(errorCode))"))
+            )
+        }
+        if !inRead { scheduleFlush() }
+    }
+
+    /// A request's HEADERS could not be sent: the request never left.
+    func requestWasNotSent(_ id: Int32, libraryError: Int32) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        metrics.streamsInFlight.decrement()
+        stream.complete(.retry(.nghttp2(libraryError, "the request could not be sent on this connection")))
+    }
+
+    /// The server sent GOAWAY: streams above `lastStreamID` were not processed and are retried elsewhere; the rest
+    /// finish here, and no new stream starts on this connection.
+    func didReceiveGoAway(lastStreamID: Int32, errorCode: UInt32, debugData: String) {
+        goAwayLastStreamID = min(goAwayLastStreamID ?? .max, lastStreamID)
+        logger.debug(
+            "APNs connection received GOAWAY",
+            metadata: ["last_stream_id": "\(lastStreamID)", "error_code": "\(errorCode)", "debug_data": "\(debugData)"]
+        )
+        let reason = APNSTransportError(.goAway, "the server sent GOAWAY before the request was sent")
+        for request in connection.handlerDidReceiveGoAway() {
+            APNSStream(request, deadline: .now()).complete(.retry(reason))
+        }
+        let queued = waiting
+        waiting.removeAll()
+        for stream in queued { stream.complete(.retry(reason)) }
+    }
+
+    // MARK: Shutdown
+
+    /// Fails requests still waiting for a stream, lets in-flight ones finish, then sends GOAWAY and closes.
+    func beginShutdown() {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        closeReason = closeReason ?? APNSTransportError(.shutDown, "the client was shut down")
+        let reason = closeReason!
+        let queued = waiting
+        waiting.removeAll()
+        for stream in queued { stream.complete(.failure(reason)) }
+        for request in connection.takeInbox() {
+            APNSStream(request, deadline: .now()).complete(.failure(reason))
+        }
+        switch state {
+        case .handshaking:
+            if let context { fail(context: context, reason) }
+        case .active:
+            flush()
+        case .closed:
+            break
+        }
+    }
+
+    private func finishShutdown(context: ChannelHandlerContext) {
+        guard let session else { return }
+        nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
+        shuttingDown = false  // flush once more for the GOAWAY, then close
+        flush()
+        context.close(promise: nil)
+    }
+
+    // MARK: Timers
+
+    /// Arms the deadline sweep if requests are pending and it is not armed.
+    private func scheduleTimeoutTimer() {
+        guard timeoutTimer == nil, let context else { return }
+        // A sweep at a tenth of the timeout (10 ms to 1 s) bounds lateness without a timer per request.
+        let tick = TimeAmount.nanoseconds(min(max(requestTimeout.nanoseconds / 10, 10_000_000), 1_000_000_000))
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        timeoutTimer = context.eventLoop.scheduleTask(in: tick) {
+            let handler = loopBound.value
+            handler.timeoutTimer = nil
+            handler.expireRequests(now: .now())
+        }
+    }
+
+    /// Fails every request whose deadline has passed; resets its stream if it was open.
+    func expireRequests(now: NIODeadline) {
+        guard case .active = state else { return }
+        while let first = waiting.first, first.deadline <= now {
+            waiting.removeFirst()
+            first.complete(.failure(APNSTransportError(.timeout, "no stream became available within the timeout")))
+        }
+        var expired: [Int32] = []
+        for (id, stream) in streams where stream.deadline <= now { expired.append(id) }
+        if !expired.isEmpty, let session {
+            for id in expired {
+                guard let stream = streams.removeValue(forKey: id) else { continue }
+                metrics.streamsInFlight.decrement()
+                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_CANCEL.rawValue)
+                stream.complete(.failure(APNSTransportError(.timeout, "APNs did not answer within the timeout")))
+            }
+            logger.debug("APNs requests timed out", metadata: ["count": "\(expired.count)"])
+            startWaitingStreams()
+            flush()
+        }
+        if !waiting.isEmpty || !streams.isEmpty { scheduleTimeoutTimer() }
+    }
+
+    /// Checks an idle connection with a PING: after a ping interval without traffic a PING goes out, and if the next
+    /// interval still brings nothing (not even the PING's ACK) the connection is considered dead and closed.
+    private func schedulePing() {
+        guard let pingInterval, let context else { return }
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        pingTimer = context.eventLoop.scheduleTask(in: pingInterval) {
+            let handler = loopBound.value
+            guard case .active = handler.state, let session = handler.session, let context = handler.context else {
+                return
+            }
+            if handler.sawTrafficSincePing {
+                handler.sawTrafficSincePing = false
+                handler.pingOutstanding = false
+            } else if handler.pingOutstanding {
+                handler.fail(context: context, APNSTransportError(.timeout, "the server did not answer a PING"))
+                return
+            } else {
+                handler.pingOutstanding = true
+                nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+                handler.flush()
+            }
+            handler.schedulePing()
+        }
+    }
+}
+
+@available(*, unavailable)
+extension APNSConnectionHandler: Sendable {}

@@ -1,0 +1,76 @@
+import APNSCore
+import NIOCore
+
+/// What one attempt to send a request came to.
+enum APNSStreamResult: Sendable {
+    /// APNs answered (any status).
+    case response(APNSOutcome)
+    /// The request provably never reached the server (refused, above a GOAWAY's last stream id, queued on a
+    /// connection that went away): it may be sent again on another connection.
+    case retry(APNSTransportError)
+    /// The attempt failed and must not be repeated by the transport.
+    case failure(APNSTransportError)
+}
+
+/// A request handed to a connection, crossing from the caller's task to the event loop.
+struct APNSPendingRequest: Sendable {
+    var request: APNSRequest
+    /// The provider token (JWT) for the `authorization` header.
+    var bearerToken: String
+    var continuation: CheckedContinuation<APNSStreamResult, Never>
+}
+
+/// One request on one connection, owned by the connection handler on its event loop.
+final class APNSStream {
+    enum State {
+        /// Waiting for the server to allow another stream.
+        case waiting
+        /// Submitted to nghttp2 with this stream id.
+        case open(Int32)
+        /// Answered or failed.
+        case done
+    }
+
+    var state: State = .waiting
+    let request: APNSRequest
+    let bearerToken: String
+    let deadline: NIODeadline
+    private var continuation: CheckedContinuation<APNSStreamResult, Never>?
+
+    /// How many payload bytes nghttp2 has taken so far.
+    var bodyOffset = 0
+    /// The response `:status`, 0 until headers arrive.
+    var status = 0
+    var apnsID: String?
+    var apnsUniqueID: String?
+    /// The response body (error JSON), capped.
+    var responseBody: [UInt8] = []
+
+    /// Error bodies are tiny; anything longer is not APNs' JSON and is cut (``APNSOutcome`` ignores oversized ones).
+    static let maximumResponseBody = 8193
+
+    init(_ pending: APNSPendingRequest, deadline: NIODeadline) {
+        self.request = pending.request
+        self.bearerToken = pending.bearerToken
+        self.continuation = pending.continuation
+        self.deadline = deadline
+    }
+
+    var isDone: Bool {
+        if case .done = state { return true }
+        return false
+    }
+
+    /// Resumes the caller once; later calls are ignored.
+    func complete(_ result: APNSStreamResult) {
+        state = .done
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume(returning: result)
+    }
+
+    /// The outcome built from what the server sent.
+    func outcome() -> APNSOutcome {
+        APNSOutcome(status: status, apnsID: apnsID, apnsUniqueID: apnsUniqueID, body: responseBody)
+    }
+}

@@ -1,0 +1,77 @@
+import APNSCore
+import APNSSimulator
+import ArgumentParser
+import Foundation
+import NIOPosix
+import ServiceLifecycle
+import UnixSignals
+
+/// `herald apns-sim`: run the APNs simulator until SIGTERM/SIGINT, then print its summary.
+struct SimulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apns-sim",
+        abstract: "Run an HTTP/2 server that answers as APNs does (for tests, demos and benchmarks)."
+    )
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port (0 picks a free one).") var port = 2197
+    @Option(help: "Server certificate chain (PEM).") var certificate: String
+    @Option(help: "Server private key (PEM).") var privateKey: String
+    @Option(help: "A provider key the simulator accepts: KEY_ID:TEAM_ID:path-to-.p8-or-public-PEM (repeatable).")
+    var providerKey: [String] = []
+    @Option(help: "Tokens starting with this hex prefix answer 410 Unregistered (repeatable).")
+    var deadTokenPrefix: [String] = []
+    @Option(help: "Tokens starting with this hex prefix answer 400 BadDeviceToken (repeatable).")
+    var badTokenPrefix: [String] = []
+    @Option(help: "Append accepted notifications as JSON lines to this file.") var recordFile: String?
+    @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS to advertise.") var maxConcurrentStreams = 1000
+
+    func run() async throws {
+        let logger = ServiceOptions().makeLogger(label: "herald.apns-sim")
+        var keys: [String: APNSSimulatorConfiguration.ProviderKey] = [:]
+        for entry in providerKey {
+            let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3 else { throw ValidationError("--provider-key must be KEY_ID:TEAM_ID:path") }
+            keys[parts[0]] = APNSSimulatorConfiguration.ProviderKey(teamID: parts[1], publicKeyPEM: try publicKeyPEM(atPath: parts[2]))
+        }
+        var configuration = APNSSimulatorConfiguration(
+            certificateChainPEM: try read(certificate),
+            privateKeyPEM: try read(privateKey),
+            providerKeys: keys
+        )
+        configuration.host = host
+        configuration.port = port
+        configuration.deadTokenPrefixes = deadTokenPrefix
+        configuration.badTokenPrefixes = badTokenPrefix
+        configuration.recordFile = recordFile
+        configuration.maxConcurrentStreams = maxConcurrentStreams
+        let simulator = APNSSimulator(configuration: configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        let bound = try await simulator.start()
+        print("apns-sim listening on https://\(host):\(bound)")
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        for await _ in signals { break }
+        try await simulator.stop()
+        print(simulator.summary())
+    }
+}
+
+/// Reads a text file or fails naming it.
+func read(_ path: String) throws -> String {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+        throw ValidationError("cannot read \(path)")
+    }
+    return text
+}
+
+/// The public key PEM from a file holding either a public key or a .p8 private key.
+func publicKeyPEM(atPath path: String) throws -> String {
+    let text = try read(path)
+    if text.contains("PRIVATE KEY") {
+        do {
+            return try ProviderTokenSigner(teamID: "", keyID: "", pemKey: text).publicKeyPEM
+        } catch {
+            throw ValidationError("\(path): \(error.message)")
+        }
+    }
+    return text
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldWorker
+import RabbitMQ
+
+/// `herald worker`: consume jobs and deliver them until SIGTERM.
+struct WorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Consume jobs from RabbitMQ, resolve devices in PostgreSQL, deliver to APNs, write results back."
+    )
+
+    @OptionGroup var services: ServiceOptions
+
+    @Option(help: "The apps file (env HERALD_APPS_FILE).")
+    var appsFile: String?
+
+    @Option(help: "Jobs in hand at once (AMQP prefetch).")
+    var prefetch: UInt16 = 4
+
+    @Option(help: "HTTP/2 connections per app.")
+    var connections: Int = 2
+
+    @Option(help: "Queue name prefix.")
+    var queuePrefix: String = "herald"
+
+    func run() async throws {
+        let logger = services.makeLogger(label: "herald.worker")
+        var configuration = try WorkerCommand.configuration(
+            services: services,
+            appsFile: try Environment.value(appsFile, "HERALD_APPS_FILE", what: "--apps-file")
+        )
+        configuration.prefetch = prefetch
+        configuration.connectionsPerApp = connections
+        configuration.topology = Topology(prefix: queuePrefix)
+        let group = try buildWorker(configuration: configuration, logger: logger)
+        try await group.run()
+    }
+
+    /// Reads the URLs and the apps file into a worker configuration, failing with errors that name the problem.
+    static func configuration(services: ServiceOptions, appsFile: String) throws -> WorkerConfiguration {
+        guard let data = FileManager.default.contents(atPath: appsFile) else {
+            throw ValidationError("cannot read the apps file at \(appsFile)")
+        }
+        let apps = try AppsFile.parse(data)
+        let directory = (appsFile as NSString).deletingLastPathComponent
+        return WorkerConfiguration(
+            amqp: try AMQPConfiguration(url: services.resolvedAMQPURL()),
+            database: try DatabaseConfiguration(url: services.resolvedDatabaseURL()),
+            apps: apps,
+            appsDirectory: directory.isEmpty ? "." : directory
+        )
+    }
+}

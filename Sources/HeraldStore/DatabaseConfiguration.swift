@@ -1,0 +1,62 @@
+import Foundation
+import PostgresNIO
+
+/// How to reach PostgreSQL, read from a `postgres://user:pass@host:port/db` URL (`HERALD_DATABASE_URL`).
+public struct DatabaseConfiguration: Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String
+    /// Require TLS (`?sslmode=require`); default is plain TCP, which suits loopback and private networks.
+    public var requireTLS: Bool
+    /// Connections in the pool.
+    public var maximumConnections: Int = 8
+
+    /// Parses a `postgres://` or `postgresql://` URL.
+    public init(url: String) throws(StoreError) {
+        guard let components = URLComponents(string: url),
+            components.scheme == "postgres" || components.scheme == "postgresql",
+            let host = components.host, !host.isEmpty
+        else {
+            throw StoreError(.invalidURL, "database URL must look like postgres://user:pass@host:port/database")
+        }
+        guard let user = components.user, !user.isEmpty else {
+            throw StoreError(.invalidURL, "database URL has no user name")
+        }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty else { throw StoreError(.invalidURL, "database URL has no database name") }
+        self.host = host
+        self.port = components.port ?? 5432
+        self.username = user.removingPercentEncoding ?? user
+        self.password = components.password.map { $0.removingPercentEncoding ?? $0 }
+        self.database = database.removingPercentEncoding ?? database
+        let sslmode = components.queryItems?.first { $0.name == "sslmode" }?.value
+        self.requireTLS = sslmode == "require" || sslmode == "verify-full"
+    }
+
+    /// The same server with another database name (tests create throwaway databases).
+    public func with(database: String) -> DatabaseConfiguration {
+        var copy = self
+        copy.database = database
+        return copy
+    }
+
+    /// The PostgresNIO client configuration.
+    public var clientConfiguration: PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS = requireTLS ? .require(.makeClientConfiguration()) : .disable
+        var configuration = PostgresClient.Configuration(
+            host: host,
+            port: port,
+            username: username,
+            password: password,
+            database: database,
+            tls: tls
+        )
+        configuration.options.maximumConnections = maximumConnections
+        return configuration
+    }
+
+    /// Redacted: no password.
+    public var description: String { "postgres://\(username)@\(host):\(port)/\(database)" }
+}

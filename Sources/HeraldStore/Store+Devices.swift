@@ -1,0 +1,199 @@
+import APNSCore
+import Foundation
+import HeraldCore
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// A device row as the deliverer needs it.
+public struct StoredDevice: Sendable, Hashable {
+    public var token: DeviceToken
+    public var locale: String?
+    /// Microseconds since 1970: what the 410 timestamp rule compares against.
+    public var registeredAt: Int64
+}
+
+/// Which devices of an app a page query walks.
+public enum DeviceFilter: Sendable, Hashable {
+    case users([String])
+    case topic(String)
+    case all
+}
+
+extension Store {
+    /// Upserts devices with PostgreSQL COPY into a temporary table, then one `INSERT … ON CONFLICT`: a re-imported
+    /// device is refreshed (its registration time moves on). Returns the number of rows written.
+    public func importDevices(_ devices: [DeviceRecord], app: String) async throws(StoreError) -> Int {
+        guard !devices.isEmpty else { return 0 }
+        return try await run("importing devices", code: .importFailed) {
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    """
+                    CREATE TEMPORARY TABLE device_import (
+                        token text NOT NULL, user_id text, locale text, topics text[] NOT NULL) ON COMMIT DROP
+                    """,
+                    logger: logger
+                )
+                try await connection.copyFrom(
+                    table: "device_import",
+                    columns: ["token", "user_id", "locale", "topics"],
+                    logger: logger
+                ) { writer in
+                    var buffer = ByteBuffer()
+                    buffer.reserveCapacity(64 * 1024)
+                    for device in devices {
+                        CopyText.appendRow(
+                            [device.token.hex, device.userID, device.locale, CopyText.arrayLiteral(device.topics)],
+                            to: &buffer
+                        )
+                        if buffer.readableBytes >= 60 * 1024 {
+                            try await writer.write(buffer)
+                            buffer.clear()
+                        }
+                    }
+                    if buffer.readableBytes > 0 { try await writer.write(buffer) }
+                }
+                let rows = try await connection.query(
+                    """
+                    WITH upserted AS (
+                        INSERT INTO devices (app_id, token, user_id, locale, topics, registered_at)
+                        SELECT DISTINCT ON (token) \(app), token, user_id, locale, topics, now() FROM device_import
+                        ORDER BY token
+                        ON CONFLICT (app_id, token) DO UPDATE SET
+                            user_id = EXCLUDED.user_id, locale = EXCLUDED.locale, topics = EXCLUDED.topics,
+                            registered_at = now()
+                        RETURNING 1)
+                    SELECT count(*)::bigint FROM upserted
+                    """,
+                    logger: logger
+                )
+                var count = 0
+                for try await (n) in rows.decode(Int64.self) { count = Int(n) }
+                return count
+            }
+        }
+    }
+
+    /// The registered devices among `tokens` (unknown tokens are simply absent).
+    public func devices(app: String, tokens: [DeviceToken]) async throws(StoreError) -> [StoredDevice] {
+        guard !tokens.isEmpty else { return [] }
+        let hex = tokens.map(\.hex)
+        return try await run("looking up devices") {
+            let rows = try await client.query(
+                """
+                SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint
+                FROM devices WHERE app_id = \(app) AND token = ANY(\(hex))
+                """,
+                logger: logger
+            )
+            return try await Self.collect(rows)
+        }
+    }
+
+    /// One keyset page of an app's devices matching `filter`, in token order after `after`.
+    public func devicesPage(
+        app: String,
+        filter: DeviceFilter,
+        after: String?,
+        limit: Int
+    ) async throws(StoreError) -> [StoredDevice] {
+        let cursor = after ?? ""
+        return try await run("reading a page of devices") {
+            let rows: PostgresRowSequence
+            switch filter {
+            case .all:
+                rows = try await client.query(
+                    """
+                    SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint FROM devices
+                    WHERE app_id = \(app) AND token > \(cursor) ORDER BY token LIMIT \(limit)
+                    """,
+                    logger: logger
+                )
+            case .topic(let topic):
+                rows = try await client.query(
+                    """
+                    SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint FROM devices
+                    WHERE app_id = \(app) AND topics @> ARRAY[\(topic)]::text[] AND token > \(cursor)
+                    ORDER BY token LIMIT \(limit)
+                    """,
+                    logger: logger
+                )
+            case .users(let users):
+                rows = try await client.query(
+                    """
+                    SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint FROM devices
+                    WHERE app_id = \(app) AND user_id = ANY(\(users)) AND token > \(cursor)
+                    ORDER BY token LIMIT \(limit)
+                    """,
+                    logger: logger
+                )
+            }
+            return try await Self.collect(rows)
+        }
+    }
+
+    /// The number of devices an app has.
+    public func deviceCount(app: String) async throws(StoreError) -> Int {
+        try await run("counting devices") {
+            let rows = try await client.query("SELECT count(*)::bigint FROM devices WHERE app_id = \(app)", logger: logger)
+            var count = 0
+            for try await n in rows.decode(Int64.self) { count = Int(n) }
+            return count
+        }
+    }
+
+    private static func collect(_ rows: PostgresRowSequence) async throws -> [StoredDevice] {
+        var devices: [StoredDevice] = []
+        for try await (token, locale, registeredAt) in rows.decode((String, String?, Int64).self) {
+            devices.append(StoredDevice(token: DeviceToken(trustedHex: token), locale: locale, registeredAt: registeredAt))
+        }
+        return devices
+    }
+}
+
+/// PostgreSQL COPY text format: tab-separated, `\N` for NULL, backslash escapes.
+enum CopyText {
+    static func appendRow(_ fields: [String?], to buffer: inout ByteBuffer) {
+        for (index, field) in fields.enumerated() {
+            if index > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
+            guard let field else {
+                buffer.writeStaticString("\\N")
+                continue
+            }
+            for byte in field.utf8 {
+                switch byte {
+                case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
+                case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
+                case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
+                case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
+                default: buffer.writeInteger(byte)
+                }
+            }
+        }
+        buffer.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    /// A PostgreSQL array literal with every element double-quoted.
+    static func arrayLiteral(_ elements: [String]) -> String {
+        let quoted = elements.map { element in
+            "\"" + element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        return "{" + quoted.joined(separator: ",") + "}"
+    }
+}
+
+extension Store {
+    /// Removes every device of an app (the demo starts from a clean registry). Returns how many were removed.
+    @discardableResult
+    public func deleteDevices(app: String) async throws(StoreError) -> Int {
+        try await run("deleting devices") {
+            let rows = try await client.query(
+                "WITH gone AS (DELETE FROM devices WHERE app_id = \(app) RETURNING 1) SELECT count(*)::bigint FROM gone",
+                logger: logger
+            )
+            var count = 0
+            for try await n in rows.decode(Int64.self) { count = Int(n) }
+            return count
+        }
+    }
+}

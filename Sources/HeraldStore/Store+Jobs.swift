@@ -1,0 +1,124 @@
+import HeraldCore
+import Logging
+import PostgresNIO
+
+/// A job's state as PostgreSQL records it.
+public enum JobState: String, Sendable, Hashable, Codable, CaseIterable {
+    case queued, scheduled, running, done, failed, cancelled
+
+    /// Whether the job will not run again.
+    public var isFinal: Bool { self == .done || self == .failed || self == .cancelled }
+}
+
+/// What happened to a job's notifications so far.
+public struct JobCounters: Sendable, Hashable, Codable {
+    public var targeted: Int = 0
+    public var sent: Int = 0
+    public var pruned: Int = 0
+    public var failed: Int = 0
+    public var expired: Int = 0
+    public var retried: Int = 0
+
+    public init(targeted: Int = 0, sent: Int = 0, pruned: Int = 0, failed: Int = 0, expired: Int = 0, retried: Int = 0) {
+        self.targeted = targeted
+        self.sent = sent
+        self.pruned = pruned
+        self.failed = failed
+        self.expired = expired
+        self.retried = retried
+    }
+}
+
+/// A job row.
+public struct JobStatus: Sendable, Hashable {
+    public var id: String
+    public var app: String
+    public var state: JobState
+    public var targetKind: String
+    public var counters: JobCounters
+    public var error: String?
+}
+
+extension Store {
+    /// Claims a job for delivery: creates it as `running`, or, if the id is known, says what state it is in so that
+    /// a job already finished is not sent again (the job id is the idempotency key).
+    ///
+    /// - Returns: nil if the job is now running for the caller; the existing state if it was already final.
+    public func startJob(id: String, app: String, targetKind: String) async throws(StoreError) -> JobState? {
+        try await run("starting a job") {
+            let rows = try await client.query(
+                """
+                INSERT INTO jobs (id, app_id, state, target_kind, started_at)
+                VALUES (\(id), \(app), 'running', \(targetKind), now())
+                ON CONFLICT (id) DO UPDATE SET
+                    state = CASE WHEN jobs.state IN ('done', 'failed', 'cancelled') THEN jobs.state ELSE 'running' END,
+                    started_at = coalesce(jobs.started_at, now())
+                RETURNING state, (xmax = 0) AS inserted
+                """,
+                logger: logger
+            )
+            for try await (state, _) in rows.decode((String, Bool).self) {
+                let parsed = JobState(rawValue: state) ?? .running
+                return parsed.isFinal ? parsed : nil
+            }
+            return nil
+        }
+    }
+
+    /// Marks a job finished with its final state and, for a failed job, the reason.
+    public func finishJob(id: String, state: JobState, error: String? = nil) async throws(StoreError) {
+        try await run("finishing a job") {
+            try await client.query(
+                """
+                UPDATE jobs SET state = \(state.rawValue), error = \(error), finished_at = now()
+                WHERE id = \(id) AND state NOT IN ('done', 'failed', 'cancelled')
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    /// Records a job that was rejected before delivery (unknown app, invalid notification) as failed.
+    public func recordRejectedJob(id: String, app: String, reason: String) async throws(StoreError) {
+        try await run("recording a rejected job") {
+            try await client.query(
+                """
+                INSERT INTO jobs (id, app_id, state, target_kind, error, finished_at)
+                VALUES (\(id), \(app), 'failed', 'unknown', \(reason), now())
+                ON CONFLICT (id) DO NOTHING
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    /// The job with `id`, if any.
+    public func job(id: String) async throws(StoreError) -> JobStatus? {
+        try await run("reading a job") {
+            let rows = try await client.query(
+                """
+                SELECT id, app_id, state, target_kind, targeted, sent, pruned, failed, expired, retried, error
+                FROM jobs WHERE id = \(id)
+                """,
+                logger: logger
+            )
+            for try await row in rows {
+                let (id, app, state, kind, targeted, sent, pruned, failed, expired, retried, error) = try row.decode(
+                    (String, String, String, String, Int64, Int64, Int64, Int64, Int64, Int64, String?).self
+                )
+                return JobStatus(
+                    id: id,
+                    app: app,
+                    state: JobState(rawValue: state) ?? .failed,
+                    targetKind: kind,
+                    counters: JobCounters(
+                        targeted: Int(targeted), sent: Int(sent), pruned: Int(pruned), failed: Int(failed),
+                        expired: Int(expired), retried: Int(retried)
+                    ),
+                    error: error
+                )
+            }
+            return nil
+        }
+    }
+}

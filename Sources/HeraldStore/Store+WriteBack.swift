@@ -1,0 +1,140 @@
+import APNSCore
+import HeraldCore
+import Logging
+import PostgresNIO
+
+/// The results of one batch of notifications, written back in one transaction.
+public struct WriteBack: Sendable, Hashable {
+    /// A dead token to prune.
+    public struct Prune: Sendable, Hashable {
+        public var token: DeviceToken
+        public var reason: String
+        /// For 410: when APNs saw the token die (ms since 1970); the device is pruned only if it registered before.
+        public var apnsTimestamp: Int64?
+
+        public init(token: DeviceToken, reason: String, apnsTimestamp: Int64?) {
+            self.token = token
+            self.reason = reason
+            self.apnsTimestamp = apnsTimestamp
+        }
+    }
+
+    /// A notification that failed for a reason other than a dead token.
+    public struct Failure: Sendable, Hashable {
+        public var token: DeviceToken
+        public var status: Int?
+        public var reason: String
+
+        public init(token: DeviceToken, status: Int?, reason: String) {
+            self.token = token
+            self.status = status
+            self.reason = reason
+        }
+    }
+
+    public var jobID: String
+    public var app: String
+    public var targeted: Int = 0
+    public var sent: Int = 0
+    public var expired: Int = 0
+    public var retried: Int = 0
+    /// Entries of the job's token list that were not device tokens: each failed alone, with no token to record.
+    public var rejectedTokens: Int = 0
+    public var prunes: [Prune] = []
+    public var failures: [Failure] = []
+
+    public init(jobID: String, app: String) {
+        self.jobID = jobID
+        self.app = app
+    }
+}
+
+extension Store {
+    /// Writes a batch's results: prunes dead devices (by the 410 timestamp rule) and records each pruned token,
+    /// records failures, and adds to the job's counters — one transaction, a handful of statements whatever the
+    /// batch size.
+    ///
+    /// A 410 for a device that registered again after APNs' timestamp is not pruned and counts as failed.
+    ///
+    /// - Returns: how many devices were pruned.
+    @discardableResult
+    public func write(_ writeBack: WriteBack) async throws(StoreError) -> Int {
+        try await run("writing back results") {
+            try await client.withTransaction(logger: logger) { connection in
+                var pruned = 0
+                var failures = writeBack.failures
+                if !writeBack.prunes.isEmpty {
+                    let tokens = writeBack.prunes.map(\.token.hex)
+                    let reasons = writeBack.prunes.map(\.reason)
+                    // -1 stands for "no timestamp" (BadDeviceToken, DeviceTokenNotForTopic): prune unconditionally.
+                    let timestamps = writeBack.prunes.map { $0.apnsTimestamp ?? -1 }
+                    let rows = try await connection.query(
+                        """
+                        WITH candidates AS (
+                            SELECT * FROM unnest(\(tokens)::text[], \(reasons)::text[], \(timestamps)::bigint[])
+                                AS c(token, reason, ts)),
+                        deleted AS (
+                            DELETE FROM devices d USING candidates c
+                            WHERE d.app_id = \(writeBack.app) AND d.token = c.token
+                              AND (c.ts < 0 OR d.registered_at < to_timestamp(c.ts / 1000.0))
+                            RETURNING d.token, c.reason, c.ts)
+                        INSERT INTO dead_tokens (app_id, token, reason, apns_timestamp, job_id)
+                        SELECT \(writeBack.app), token, reason,
+                               CASE WHEN ts < 0 THEN NULL ELSE to_timestamp(ts / 1000.0) END, \(writeBack.jobID)
+                        FROM deleted
+                        RETURNING token
+                        """,
+                        logger: logger
+                    )
+                    var prunedTokens = Set<String>()
+                    for try await token in rows.decode(String.self) { prunedTokens.insert(token) }
+                    pruned = prunedTokens.count
+                    for prune in writeBack.prunes where !prunedTokens.contains(prune.token.hex) {
+                        failures.append(.init(token: prune.token, status: 410, reason: prune.reason + " (registered again since)"))
+                    }
+                }
+                if !failures.isEmpty {
+                    let tokens = failures.map(\.token.hex)
+                    let statuses = failures.map { $0.status ?? 0 }
+                    let reasons = failures.map(\.reason)
+                    try await connection.query(
+                        """
+                        INSERT INTO delivery_failures (job_id, app_id, token, status, reason)
+                        SELECT \(writeBack.jobID), \(writeBack.app), token, nullif(status, 0), reason
+                        FROM unnest(\(tokens)::text[], \(statuses)::integer[], \(reasons)::text[]) AS f(token, status, reason)
+                        """,
+                        logger: logger
+                    )
+                }
+                try await connection.query(
+                    """
+                    UPDATE jobs SET targeted = targeted + \(writeBack.targeted), sent = sent + \(writeBack.sent),
+                        pruned = pruned + \(pruned), failed = failed + \(failures.count + writeBack.rejectedTokens),
+                        expired = expired + \(writeBack.expired), retried = retried + \(writeBack.retried)
+                    WHERE id = \(writeBack.jobID)
+                    """,
+                    logger: logger
+                )
+                return pruned
+            }
+        }
+    }
+
+    /// Dead tokens recorded for an app, newest first (for reports and tests).
+    public func deadTokens(app: String, limit: Int = 1000) async throws(StoreError) -> [(token: DeviceToken, reason: String, jobID: String?)] {
+        try await run("reading dead tokens") {
+            let rows = try await client.query(
+                """
+                SELECT token, reason, job_id FROM dead_tokens WHERE app_id = \(app)
+                ORDER BY recorded_at DESC, id DESC LIMIT \(limit)
+                """,
+                logger: logger
+            )
+            var result: [(DeviceToken, String, String?)] = []
+            for try await (token, reason, job) in rows.decode((String, String, String?).self) {
+                result.append((DeviceToken(trustedHex: token), reason, job))
+            }
+            return result
+        }
+    }
+}

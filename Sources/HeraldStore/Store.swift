@@ -1,0 +1,53 @@
+import Logging
+import PostgresNIO
+
+/// Herald's PostgreSQL store: devices, jobs, write-back and reports, over one `PostgresClient` pool.
+///
+/// The pool must be running (`client.run()` in a task or as a `Service`) while the store is used.
+public struct Store: Sendable {
+    /// The pool.
+    public let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Runs `body`, turning any PostgreSQL error into a `StoreError` that is safe to log.
+    @discardableResult
+    func run<T>(
+        _ what: String,
+        code: StoreError.Code = .queryFailed,
+        _ body: () async throws -> T
+    ) async throws(StoreError) -> T {
+        do {
+            return try await body()
+        } catch let error as StoreError {
+            throw error
+        } catch let error as PSQLError {
+            let server = error.serverInfo?[.message].map { ": \($0)" } ?? ""
+            let state = error.serverInfo?[.sqlState].map { " [\($0)]" } ?? ""
+            throw StoreError(code, "\(what) failed\(server)\(state)", underlying: error)
+        } catch {
+            throw StoreError(code, "\(what) failed", underlying: error)
+        }
+    }
+}
+
+extension Store {
+    /// Runs `body` with a store over `configuration` whose connection pool runs for exactly the duration of `body`.
+    /// For commands and tests; long-running processes run the `PostgresClient` as a `Service` instead.
+    public static func withStore<T: Sendable>(
+        _ configuration: DatabaseConfiguration,
+        logger: Logger,
+        _ body: (Store) async throws -> T
+    ) async throws -> T {
+        let client = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(Store(client: client, logger: logger))
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import APNSCore
+import APNSTransport
+import Foundation
+import HeraldCore
+import Logging
+import NIOCore
+
+/// One `APNSClient` per app, built from the apps file at start-up so that a bad key or CA fails fast.
+public final class APNSClients: Sendable {
+    private let clients: [String: APNSClient]
+
+    /// Builds a client for every app. Relative paths are resolved against `directory`.
+    public init(
+        apps: AppsFile,
+        directory: String,
+        connectionsPerApp: Int,
+        requestTimeout: Duration,
+        eventLoopGroup: any EventLoopGroup,
+        logger: Logger
+    ) throws(ConfigurationError) {
+        var clients: [String: APNSClient] = [:]
+        for app in apps.apps {
+            let (host, port) = try app.resolvedEndpoint()
+            let authentication: APNSClientConfiguration.Authentication
+            switch app.auth {
+            case .token(let teamID, let keyID, let keyFile):
+                let pem = try Self.read(keyFile, relativeTo: directory, what: "key_file of app \(app.id)")
+                let signer: ProviderTokenSigner
+                do {
+                    signer = try ProviderTokenSigner(teamID: teamID, keyID: keyID, pemKey: pem)
+                } catch {
+                    throw ConfigurationError("app \(app.id): \(error.message)")
+                }
+                let cache = ProviderTokenCache(signer: signer) { Int64(Date().timeIntervalSince1970) }
+                authentication = .token(cache)
+            case .certificate:
+                throw ConfigurationError("app \(app.id): certificate auth is not supported yet; use a token key")
+            }
+            var roots: [String] = []
+            if let caFile = app.caFile {
+                roots.append(try Self.read(caFile, relativeTo: directory, what: "ca_file of app \(app.id)"))
+            }
+            let configuration = APNSClientConfiguration(
+                endpoint: .init(host: host, port: port),
+                authentication: authentication,
+                additionalTrustRootsPEM: roots,
+                connections: connectionsPerApp,
+                requestTimeout: requestTimeout
+            )
+            var appLogger = logger
+            appLogger[metadataKey: "app"] = "\(app.id)"
+            clients[app.id] = APNSClient(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: appLogger)
+        }
+        self.clients = clients
+    }
+
+    /// The client for `app`, if the app is configured.
+    public func client(for app: String) -> APNSClient? { clients[app] }
+
+    /// Shuts every client down.
+    public func shutdown() async {
+        for client in clients.values { await client.shutdown() }
+    }
+
+    static func read(_ path: String, relativeTo directory: String, what: String) throws(ConfigurationError) -> String {
+        let full = path.hasPrefix("/") ? path : directory + "/" + path
+        guard let text = try? String(contentsOfFile: full, encoding: .utf8) else {
+            throw ConfigurationError("cannot read \(what) at \(full)")
+        }
+        return text
+    }
+}

@@ -1,0 +1,100 @@
+/// The deliveries of one consumer, as an `AsyncSequence`.
+///
+/// Iteration ends after ``cancel()`` (once the deliveries already received are handed out), when the
+/// connection is closed with `close()`, or when the iterating task is cancelled; it throws an ``AMQPError``
+/// when the channel or connection is lost or the broker cancels the consumer. Every delivery must be
+/// settled with ``ack(_:multiple:)``, ``nack(_:requeue:)`` or ``reject(_:requeue:)``; releasing the
+/// consumer closes its channel and the broker requeues whatever was not settled.
+public final class AMQPConsumer: AsyncSequence, Sendable {
+    public typealias Element = AMQPDelivery
+    public typealias Failure = AMQPError
+
+    /// The queue being consumed.
+    public let queue: String
+    /// The consumer tag (the broker's choice if none was given).
+    public let consumerTag: String
+    let connection: AMQPConnection
+    let channel: UInt16
+    let buffer: DeliveryBuffer
+
+    init(connection: AMQPConnection, queue: String, started: ConsumerStarted, buffer: DeliveryBuffer) {
+        self.connection = connection
+        self.queue = queue
+        self.consumerTag = started.consumerTag
+        self.channel = started.channel
+        self.buffer = buffer
+    }
+
+    deinit {
+        _ = connection.mailbox.submit(.releaseConsumer(buffer))
+    }
+
+    /// Iterates the deliveries; the iterator keeps the consumer alive.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        public typealias Element = AMQPDelivery
+        public typealias Failure = AMQPError
+
+        let consumer: AMQPConsumer
+        var isDone = false
+
+        public mutating func next() async throws(AMQPError) -> AMQPDelivery? {
+            guard !isDone else { return nil }
+            return try take(await consumer.buffer.next())
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(AMQPError) -> AMQPDelivery? {
+            guard !isDone else { return nil }
+            return try take(await consumer.buffer.next())
+        }
+
+        private mutating func take(_ result: Result<AMQPDelivery?, AMQPError>) throws(AMQPError) -> AMQPDelivery? {
+            switch result {
+            case .success(let delivery?):
+                return delivery
+            case .success(nil):
+                isDone = true
+                return nil
+            case .failure(let error):
+                isDone = true
+                throw error
+            }
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(consumer: self)
+    }
+
+    /// Acknowledges `delivery` (and, with `multiple`, every earlier one on this consumer).
+    ///
+    /// basic.ack has no reply in AMQP 0-9-1, so this returns as soon as the connection thread has it queued.
+    public func ack(_ delivery: AMQPDelivery, multiple: Bool = false) async throws(AMQPError) {
+        try settle(delivery, .ack(multiple: multiple))
+    }
+
+    /// Negatively acknowledges `delivery`; with `requeue` the broker delivers it again (`redelivered` set),
+    /// otherwise it is dropped or dead-lettered.
+    public func nack(_ delivery: AMQPDelivery, requeue: Bool) async throws(AMQPError) {
+        try settle(delivery, .nack(multiple: false, requeue: requeue))
+    }
+
+    /// Rejects `delivery` (basic.reject); with `requeue` the broker delivers it again.
+    public func reject(_ delivery: AMQPDelivery, requeue: Bool) async throws(AMQPError) {
+        try settle(delivery, .reject(requeue: requeue))
+    }
+
+    /// Stops deliveries (basic.cancel) and waits for the broker's cancel-ok. Deliveries already received
+    /// are still handed out by the iterator and can still be settled.
+    public func cancel() async throws(AMQPError) {
+        try await connection.perform { .cancelConsumer(buffer, $0) }
+    }
+
+    private func settle(_ delivery: AMQPDelivery, _ kind: Settlement.Kind) throws(AMQPError) {
+        guard delivery.channel == channel else {
+            throw AMQPError(.protocolError, "the delivery belongs to another consumer")
+        }
+        if let failure = buffer.failure { throw failure }
+        let settlement = Settlement(buffer: buffer, channel: channel, deliveryTag: delivery.deliveryTag, kind: kind)
+        if let error = connection.mailbox.submit(.settle(settlement)) { throw error }
+    }
+}

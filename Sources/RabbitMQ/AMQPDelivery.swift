@@ -1,0 +1,48 @@
+/// A message delivered to an ``AMQPConsumer``; settle it with the consumer's `ack`, `nack` or `reject`.
+public struct AMQPDelivery: Sendable {
+    /// The message body.
+    public let body: [UInt8]
+    /// The broker's tag for this delivery, unique per consumer channel.
+    public let deliveryTag: UInt64
+    /// True when the broker delivered this message before and it was not acknowledged.
+    public let redelivered: Bool
+    /// The exchange the message was published to (empty for the default exchange).
+    public let exchange: String
+    /// The routing key the message was published with.
+    public let routingKey: String
+    /// The message properties.
+    public let properties: AMQPProperties
+    /// The channel the delivery arrived on, so that it is settled on the same one.
+    let channel: UInt16
+
+    /// Creates a delivery, for tests of code that consumes deliveries.
+    public init(
+        body: [UInt8],
+        deliveryTag: UInt64,
+        redelivered: Bool = false,
+        exchange: String = "",
+        routingKey: String,
+        properties: AMQPProperties = .init()
+    ) {
+        self.init(body: body, deliveryTag: deliveryTag, redelivered: redelivered, exchange: exchange,
+                  routingKey: routingKey, properties: properties, channel: 0)
+    }
+
+    init(
+        body: [UInt8],
+        deliveryTag: UInt64,
+        redelivered: Bool,
+        exchange: String,
+        routingKey: String,
+        properties: AMQPProperties,
+        channel: UInt16
+    ) {
+        self.body = body
+        self.deliveryTag = deliveryTag
+        self.redelivered = redelivered
+        self.exchange = exchange
+        self.routingKey = routingKey
+        self.properties = properties
+        self.channel = channel
+    }
+}

@@ -1,0 +1,66 @@
+/// A request from async code to the connection thread, carried through the ``Mailbox``.
+///
+/// Every command that expects an answer carries its continuation; the thread resumes each exactly once,
+/// with `.closed` or the connection's failure if it ends first.
+enum Command: Sendable {
+    case publish(PublishRequest)
+    case queueOperation(RPCRequest, UnsafeContinuation<Result<RPCReply, AMQPError>, Never>)
+    case startConsumer(ConsumerStart)
+    case settle(Settlement)
+    case cancelConsumer(DeliveryBuffer, UnsafeContinuation<Result<Void, AMQPError>, Never>)
+    /// The consumer was released: close its channel so the broker requeues what it did not settle.
+    case releaseConsumer(DeliveryBuffer)
+    /// Clean connection.close; `nil` when it comes from `deinit`, which cannot wait.
+    case close(UnsafeContinuation<Void, Never>?)
+
+    /// Resumes the command's continuation, if any, with `error`.
+    func fail(with error: AMQPError) {
+        switch self {
+        case .publish(let request): request.continuation.resume(returning: .failure(error))
+        case .queueOperation(_, let continuation): continuation.resume(returning: .failure(error))
+        case .startConsumer(let start): start.continuation.resume(returning: .failure(error))
+        case .settle, .releaseConsumer: break
+        case .cancelConsumer(_, let continuation): continuation.resume(returning: .failure(error))
+        case .close(let continuation): continuation?.resume()
+        }
+    }
+}
+
+/// One message to publish with confirms.
+struct PublishRequest: Sendable {
+    let body: [UInt8]
+    let exchange: String
+    let routingKey: String
+    let properties: AMQPProperties
+    let mandatory: Bool
+    let continuation: UnsafeContinuation<Result<Void, AMQPError>, Never>
+}
+
+/// What the connection thread needs to open a consumer channel.
+struct ConsumerStart: Sendable {
+    let queue: String
+    let prefetch: UInt16
+    let consumerTag: String
+    let buffer: DeliveryBuffer
+    let continuation: UnsafeContinuation<Result<ConsumerStarted, AMQPError>, Never>
+}
+
+/// The broker's answer to a consumer start.
+struct ConsumerStarted: Sendable {
+    let channel: UInt16
+    let consumerTag: String
+}
+
+/// basic.ack, basic.nack or basic.reject for one delivery (or all up to it).
+struct Settlement: Sendable {
+    enum Kind: Sendable {
+        case ack(multiple: Bool)
+        case nack(multiple: Bool, requeue: Bool)
+        case reject(requeue: Bool)
+    }
+
+    let buffer: DeliveryBuffer
+    let channel: UInt16
+    let deliveryTag: UInt64
+    let kind: Kind
+}

@@ -1,0 +1,184 @@
+import CRabbitMQ
+import Glibc
+import Logging
+
+/// The owner of one `amqp_connection_state_t`, running on its own thread (rabbitmq-c is blocking and not
+/// thread-safe). Nothing here is touched from any other thread: async callers reach it through the
+/// ``Mailbox`` and hear back through continuations and ``DeliveryBuffer``s.
+///
+/// Each turn of the loop drains every queued command (so a burst of publishes is written in one turn),
+/// then reads the frames rabbitmq-c already holds or `poll()`s the socket and the mailbox's eventfd with a
+/// timeout short enough that rabbitmq-c gets to send heartbeats, then checks the timers.
+final class ConnectionLoop {
+    enum Phase {
+        case running
+        /// connection.close sent; waiting for close-ok until the deadline.
+        case closing(deadline: ContinuousClock.Instant)
+        case finished
+    }
+
+    static let controlChannelID: UInt16 = 1
+    static let publisherChannelID: UInt16 = 2
+    /// Frames handled before commands get another turn, so a flood of deliveries cannot starve publishers.
+    static let frameBudget = 256
+
+    let configuration: AMQPConfiguration
+    let mailbox: Mailbox
+    var logger: Logger
+    var connection: amqp_connection_state_t?
+    let pool = ScratchPool()
+
+    var phase = Phase.running
+    var closeWaiters: [UnsafeContinuation<Void, Never>] = []
+    var heartbeat = Duration.zero
+    var channelMax = 0
+    /// Indexed by channel id.
+    var channels: [ChannelState?] = []
+
+    var confirms = ConfirmWindow()
+    /// Publishes waiting for the publisher channel, the end of connection.blocked, or room in the window.
+    var parked = RingBuffer<PublishRequest>()
+    var isPublisherReady = false
+    var isBlocked = false
+
+    private var batch: [Command] = []
+    private var pollDescriptors: [pollfd] = []
+    private var lastInbound = ContinuousClock.now
+    private var lastServiced = ContinuousClock.now
+
+    init(configuration: AMQPConfiguration, mailbox: Mailbox, logger: Logger) {
+        self.configuration = configuration
+        self.mailbox = mailbox
+        self.logger = logger
+        self.logger[metadataKey: LogKey.broker] = "\(configuration.host):\(configuration.port)"
+    }
+
+    deinit {
+        if let connection { amqp_destroy_connection(connection) }
+    }
+
+    /// Starts the thread, connects and logs in there, reports the outcome through `connected`, then runs
+    /// the loop until the connection ends.
+    static func start(
+        configuration: AMQPConfiguration,
+        mailbox: Mailbox,
+        logger: Logger,
+        connected: UnsafeContinuation<Result<Void, AMQPError>, Never>
+    ) throws(AMQPError) {
+        try ConnectionThread.start(name: "herald-amqp") {
+            let loop = ConnectionLoop(configuration: configuration, mailbox: mailbox, logger: logger)
+            switch loop.open() {
+            case .failure(let error):
+                for command in mailbox.close(with: error) { command.fail(with: error) }
+                connected.resume(returning: .failure(error))
+            case .success:
+                connected.resume(returning: .success(()))
+                loop.run()
+            }
+        }
+    }
+
+    private func run() {
+        pollDescriptors = [
+            pollfd(fd: amqp_get_sockfd(connection), events: Int16(POLLIN), revents: 0),
+            pollfd(fd: mailbox.wakeDescriptor, events: Int16(POLLIN), revents: 0),
+        ]
+        lastInbound = .now
+        lastServiced = .now
+        while !isFinished {
+            mailbox.takeAll(into: &batch)
+            for command in batch { handle(command) }
+            batch.removeAll(keepingCapacity: true)
+            pool.recycle()
+            if isFinished { break }
+            waitAndRead()
+            checkTimers()
+        }
+        logger.debug("AMQP connection thread finished")
+    }
+
+    var isFinished: Bool {
+        if case .finished = phase { return true }
+        return false
+    }
+
+    /// Reads frames rabbitmq-c already holds, or waits for the socket or the mailbox.
+    ///
+    /// `amqp_basic_publish` and blocked sends read from the socket themselves and queue the frames inside
+    /// rabbitmq-c, where `poll()` cannot see them: so the buffers are checked first and then not waited on.
+    private func waitAndRead() {
+        guard let connection else { return }
+        let buffered = amqp_data_in_buffer(connection) != 0 || amqp_frames_enqueued(connection) != 0
+        let timeout = buffered ? 0 : pollTimeoutMilliseconds()
+        let ready = pollDescriptors.withUnsafeMutableBufferPointer { descriptors in
+            descriptors[0].revents = 0
+            descriptors[1].revents = 0
+            return poll(descriptors.baseAddress, 2, timeout)
+        }
+        if ready < 0 && errno != EINTR {
+            fail(with: AMQPError(.connectionClosed, "poll failed with errno \(errno)"))
+            return
+        }
+        if pollDescriptors[1].revents != 0 { mailbox.acknowledgeWakeUp() }
+        let socketReady = pollDescriptors[0].revents != 0
+        let now = ContinuousClock.now
+        // A quiet connection still calls into rabbitmq-c regularly: that is where it sends heartbeats.
+        if buffered || socketReady || now - lastServiced >= .milliseconds(Int64(pollTimeoutMilliseconds())) {
+            lastServiced = now
+            readFrames()
+        }
+    }
+
+    /// Hands every complete frame rabbitmq-c can decode without blocking to `handle(_:on:)`, up to the budget.
+    private func readFrames() {
+        var frame = amqp_frame_t()
+        var immediately = timeval(tv_sec: 0, tv_usec: 0)
+        for _ in 0..<Self.frameBudget {
+            guard let connection, !isFinished else { return }
+            let status = amqp_simple_wait_frame_noblock(connection, &frame, &immediately)
+            if status == AMQP_STATUS_TIMEOUT.rawValue { return }
+            guard status == AMQP_STATUS_OK.rawValue else {
+                fail(with: .translate(.status(status), phase: .running))
+                return
+            }
+            lastInbound = .now
+            handle(frame)
+            // Everything needed was copied out; let rabbitmq-c reuse the channel's decoding memory.
+            if let connection = self.connection { amqp_maybe_release_buffers_on_channel(connection, frame.channel) }
+            guard let connection = self.connection,
+                amqp_data_in_buffer(connection) != 0 || amqp_frames_enqueued(connection) != 0
+            else { return }
+        }
+    }
+
+    private func pollTimeoutMilliseconds() -> Int32 {
+        var milliseconds: Int64 = 1000
+        if heartbeat > .zero {
+            milliseconds = min(milliseconds * 5, heartbeat.milliseconds / 4)
+        }
+        if case .closing(let deadline) = phase {
+            milliseconds = min(milliseconds, max(0, (deadline - .now).milliseconds))
+        }
+        return Int32(max(10, milliseconds))
+    }
+
+    private func checkTimers() {
+        guard !isFinished else { return }
+        let now = ContinuousClock.now
+        if case .closing(let deadline) = phase, now >= deadline {
+            logger.debug("AMQP connection.close-ok did not arrive in time")
+            finish(.locallyClosed)
+            return
+        }
+        if heartbeat > .zero, now - lastInbound > heartbeat * 2 {
+            fail(with: AMQPError(.connectionClosed, "no data or heartbeat from the broker for \(now - lastInbound)"))
+        }
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

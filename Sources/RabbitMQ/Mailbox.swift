@@ -1,0 +1,79 @@
+import CRabbitMQ
+import Glibc
+import Synchronization
+
+/// The command queue from async callers to the connection thread, with an eventfd to wake its `poll()`.
+///
+/// Submitting never blocks: it appends under a short lock and writes the eventfd only when the thread has
+/// not been woken since it last drained, so a burst of publishes costs one wake-up. The thread takes the
+/// whole queue in one swap per loop turn. The queue holds at most one command per suspended caller (every
+/// command but settle/release belongs to a caller awaiting its answer, and settles are bounded by prefetch),
+/// so its length is bounded by the callers' own concurrency.
+final class Mailbox: Sendable {
+    private struct State {
+        var commands: [Command] = []
+        var wakePending = false
+        var terminal: AMQPError?
+    }
+
+    /// Readable when commands are waiting; owned by the mailbox so that it is never closed while a
+    /// submitter might still write to it.
+    let wakeDescriptor: Int32
+    private let state = Mutex(State())
+
+    init() throws(AMQPError) {
+        let descriptor = herald_eventfd()
+        guard descriptor >= 0 else {
+            throw AMQPError(.connectionFailed, "eventfd failed with errno \(errno)")
+        }
+        wakeDescriptor = descriptor
+    }
+
+    deinit {
+        Glibc.close(wakeDescriptor)
+    }
+
+    /// Queues `command` for the thread, or returns the error that ended the connection.
+    func submit(_ command: Command) -> AMQPError? {
+        let (wake, error): (Bool, AMQPError?) = state.withLock { state in
+            if let terminal = state.terminal { return (false, terminal) }
+            state.commands.append(command)
+            if state.wakePending { return (false, nil) }
+            state.wakePending = true
+            return (true, nil)
+        }
+        if wake {
+            var one: UInt64 = 1
+            _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
+        }
+        return error
+    }
+
+    /// Swaps the queued commands into `batch` (which must be empty, and keeps its capacity for next time).
+    func takeAll(into batch: inout [Command]) {
+        state.withLock { state in
+            swap(&state.commands, &batch)
+            state.wakePending = false
+        }
+    }
+
+    /// Resets the eventfd after `poll()` reported it readable; called before `takeAll` in the same turn.
+    func acknowledgeWakeUp() {
+        var value: UInt64 = 0
+        _ = read(wakeDescriptor, &value, MemoryLayout<UInt64>.size)
+    }
+
+    /// Refuses all further commands with `error` and returns those still queued, for the thread to fail.
+    func close(with error: AMQPError) -> [Command] {
+        state.withLock { state in
+            if state.terminal == nil { state.terminal = error }
+            defer { state.commands = [] }
+            return state.commands
+        }
+    }
+
+    /// The error that ended the connection, once it has ended.
+    var terminalError: AMQPError? {
+        state.withLock { $0.terminal }
+    }
+}

@@ -1,0 +1,77 @@
+@testable import APNSTransport
+import Testing
+
+/// The pool's pure state: room, least-outstanding choice, waiters and shutdown.
+@Suite struct APNSClientPoolStateMachineTests {
+    final class FakeConnection: Sendable {
+        let id: Int
+        init(id: Int) { self.id = id }
+    }
+
+    private typealias Pool = APNSClient.PoolStateMachine<FakeConnection>
+
+    private func lease(_ pool: inout Pool, counter: inout Int) -> Pool.Lease? {
+        var made = counter
+        defer { counter = made }
+        guard case .leased(let lease) = pool.acquire(waiter: nil, makeConnection: {
+            made += 1
+            return FakeConnection(id: made)
+        }) else { return nil }
+        return lease
+    }
+
+    @Test func connectionsOpenLazilyAndRequestsGoToTheLeastBusy() {
+        var pool = Pool(connections: 2, limit: 10)
+        var made = 0
+        let first = lease(&pool, counter: &made)!
+        #expect(first.isNew && first.connection.id == 1)
+        let second = lease(&pool, counter: &made)!
+        #expect(second.isNew && second.connection.id == 2)
+        let third = lease(&pool, counter: &made)!
+        #expect(!third.isNew)
+        _ = pool.release(second, makeConnection: { fatalError() })
+        // Connection 2 now has none outstanding, connection 1 has two.
+        let fourth = lease(&pool, counter: &made)!
+        #expect(fourth.connection.id == 2)
+        #expect(made == 2)
+    }
+
+    @Test func fullPoolMakesCallersWaitAndReleasePassesTheRoomOn() {
+        var pool = Pool(connections: 1, limit: 1)
+        var made = 0
+        let first = lease(&pool, counter: &made)!
+        #expect(lease(&pool, counter: &made) == nil)
+        #expect(pool.outstandingRequests == 1)
+        // No waiter registered: releasing frees the room.
+        #expect(pool.release(first, makeConnection: { fatalError() }) == nil)
+        #expect(pool.outstandingRequests == 0)
+    }
+
+    @Test func unusableConnectionIsReplacedOnNextUse() {
+        var pool = Pool(connections: 1, limit: 10)
+        var made = 0
+        let first = lease(&pool, counter: &made)!
+        pool.connectionUnusable(first.connection)
+        let second = lease(&pool, counter: &made)!
+        #expect(second.isNew && second.connection.id == 2)
+        // The old lease's release does not disturb the new connection's count.
+        _ = pool.release(first, makeConnection: { fatalError() })
+        #expect(pool.outstandingRequests == 1)
+    }
+
+    @Test func shutdownFailsLaterAcquiresAndReturnsLiveConnections() {
+        var pool = Pool(connections: 2, limit: 10)
+        var made = 0
+        let first = lease(&pool, counter: &made)!
+        pool.connectionUnusable(first.connection)  // replaced after GOAWAY but still finishing its streams
+        _ = lease(&pool, counter: &made)
+        let (waiters, connections) = pool.shutdown()
+        #expect(waiters.isEmpty)
+        #expect(Set(connections.map(\.id)) == [1, 2])
+        guard case .fail(let error) = pool.acquire(waiter: nil, makeConnection: { fatalError() }) else {
+            Issue.record("acquire after shutdown must fail")
+            return
+        }
+        #expect(error.code == .shutDown)
+    }
+}

@@ -1,0 +1,116 @@
+import APNSCore
+import APNSSimulator
+import APNSTransport
+import HeraldTestSupport
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A mock clock in seconds since 1970, shared by the provider token cache and the simulator.
+final class TestClock: Sendable {
+    private let seconds: Mutex<Int64>
+
+    init(_ start: Int64 = 1_800_000_000) { seconds = Mutex(start) }
+
+    var now: Int64 { seconds.withLock { $0 } }
+
+    func advance(bySeconds delta: Int64) { seconds.withLock { $0 += delta } }
+}
+
+/// A simulator on port 0 and a client pointed at it, trusting the test CA; both torn down after `body`.
+struct SimulatorFixture {
+    let simulator: APNSSimulator
+    let client: APNSClient
+    let cache: ProviderTokenCache
+    let clock: TestClock
+    let logs: LogRecorder
+
+    static func with<T>(
+        simulator configureSimulator: (inout APNSSimulatorConfiguration) -> Void = { _ in },
+        client configureClient: (inout APNSClientConfiguration) -> Void = { _ in },
+        _ body: (SimulatorFixture) async throws -> T
+    ) async throws -> T {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let clock = TestClock()
+        let signer = try ProviderTokenSigner(
+            teamID: TestCredentials.teamID,
+            keyID: TestCredentials.keyID,
+            pemKey: TestCredentials.providerKeyPEM
+        )
+        var simulatorConfiguration = APNSSimulatorConfiguration(
+            certificateChainPEM: TestCredentials.serverCertificatePEM,
+            privateKeyPEM: TestCredentials.serverPrivateKeyPEM,
+            providerKeys: [TestCredentials.keyID: (teamID: TestCredentials.teamID, publicKeyPEM: signer.publicKeyPEM)]
+        )
+        simulatorConfiguration.now = { clock.now }
+        configureSimulator(&simulatorConfiguration)
+        var simulatorLogger = Logger(label: "apns-simulator")
+        simulatorLogger.logLevel = .warning
+        let simulator = APNSSimulator(configuration: simulatorConfiguration, eventLoopGroup: group, logger: simulatorLogger)
+        let port = try await simulator.start()
+
+        let cache = ProviderTokenCache(signer: signer, now: { clock.now })
+        var clientConfiguration = APNSClientConfiguration(
+            endpoint: .init(host: "127.0.0.1", port: port),
+            authentication: .token(cache),
+            additionalTrustRootsPEM: [TestCredentials.caCertificatePEM],
+            connections: 1
+        )
+        configureClient(&clientConfiguration)
+        let logs = LogRecorder()
+        var logger = Logger(label: "apns-client") { _ in logs.handler() }
+        logger.logLevel = .trace
+        let client = APNSClient(configuration: clientConfiguration, eventLoopGroup: group, logger: logger)
+        let fixture = SimulatorFixture(simulator: simulator, client: client, cache: cache, clock: clock, logs: logs)
+        do {
+            let result = try await body(fixture)
+            await client.shutdown()
+            try await simulator.stop()
+            return result
+        } catch {
+            await client.shutdown()
+            try? await simulator.stop()
+            throw error
+        }
+    }
+}
+
+/// A well-formed alert request to `token`.
+func makeRequest(token: String = "a1b2c3d4", apnsID: String? = nil) -> APNSRequest {
+    APNSRequest(
+        deviceToken: DeviceToken(trustedHex: token),
+        topic: "com.example.app",
+        pushType: .alert,
+        priority: .immediate,
+        expiration: 0,
+        apnsID: apnsID,
+        payload: Array(#"{"aps":{"alert":"hello"}}"#.utf8)
+    )
+}
+
+/// Log messages captured in memory, for asserting what the client logged.
+final class LogRecorder: Sendable {
+    private let messages = Mutex<[String]>([])
+
+    var all: [String] { messages.withLock { $0 } }
+
+    func count(of message: String) -> Int { all.filter { $0 == message }.count }
+
+    func handler() -> some LogHandler { Handler(recorder: self) }
+
+    private struct Handler: LogHandler {
+        let recorder: LogRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            recorder.messages.withLock { $0.append(event.message.description) }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import APNSCore
+import HeraldCore
+import Testing
+
+@Suite struct DispositionTests {
+    /// Every reason APNS.md lists, with what the pipeline must do about it.
+    static let table: [(Int, APNSReason, String)] = [
+        (400, .badCollapseId, "failJob"), (400, .badDeviceToken, "prune"), (400, .badExpirationDate, "failJob"),
+        (400, .badMessageId, "failJob"), (400, .badPriority, "failJob"), (400, .badTopic, "failJob"),
+        (400, .deviceTokenNotForTopic, "prune"), (400, .duplicateHeaders, "failJob"), (400, .idleTimeout, "retry"),
+        (400, .invalidPushType, "failJob"), (400, .missingDeviceToken, "failJob"), (400, .missingTopic, "failJob"),
+        (400, .payloadEmpty, "failJob"), (400, .topicDisallowed, "failJob"),
+        (403, .badCertificate, "failJob"), (403, .badCertificateEnvironment, "failJob"),
+        (403, .expiredProviderToken, "retry"), (403, .forbidden, "failJob"), (403, .invalidProviderToken, "failJob"),
+        (403, .missingProviderToken, "failJob"), (403, .unrelatedKeyIdInToken, "retry"),
+        (403, .badEnvironmentKeyIdInToken, "failJob"), (403, .badEnvironmentKeyInToken, "failJob"),
+        (404, .badPath, "failJob"), (405, .methodNotAllowed, "failJob"),
+        (410, .expiredToken, "prune"), (410, .unregistered, "prune"),
+        (413, .payloadTooLarge, "failJob"),
+        (429, .tooManyProviderTokenUpdates, "retry"), (429, .tooManyRequests, "retry"),
+        (500, .internalServerError, "retry"), (503, .serviceUnavailable, "retry"), (503, .shutdown, "retry"),
+    ]
+
+    static func kind(_ disposition: Disposition) -> String {
+        switch disposition {
+        case .delivered: "delivered"
+        case .prune: "prune"
+        case .retry: "retry"
+        case .exhausted: "exhausted"
+        case .failDevice: "failDevice"
+        case .failJob: "failJob"
+        }
+    }
+
+    @Test func tableCoversEveryDocumentedReason() {
+        #expect(Set(Self.table.map(\.1)) == Set(APNSReason.documented.map(\.reason)))
+    }
+
+    @Test(arguments: table)
+    func everyDocumentedReasonHasItsDisposition(status: Int, reason: APNSReason, expected: String) {
+        let outcome = APNSOutcome(status: status, reason: reason, timestamp: status == 410 ? 1_700_000_000_000 : nil)
+        #expect(Self.kind(disposition(for: .answered(outcome), attempt: 1)) == expected)
+    }
+
+    @Test(arguments: table.filter { $0.2 == "retry" })
+    func transientReasonsAreExhaustedAfterTheLastAttempt(status: Int, reason: APNSReason, expected: String) {
+        let policy = RetryPolicy(maximumAttempts: 3)
+        let outcome = APNSOutcome(status: status, reason: reason)
+        #expect(Self.kind(disposition(for: .answered(outcome), attempt: 3, policy: policy)) == "exhausted")
+    }
+
+    @Test func successIsDelivered() {
+        #expect(disposition(for: .answered(APNSOutcome(status: 200)), attempt: 1) == .delivered)
+    }
+
+    @Test func unregisteredKeepsItsTimestamp() {
+        let outcome = APNSOutcome(status: 410, reason: .unregistered, timestamp: 1234)
+        #expect(disposition(for: .answered(outcome), attempt: 1) == .prune(reason: .unregistered, timestamp: 1234))
+    }
+
+    @Test func badDeviceTokenPrunesWithoutTimestamp() {
+        let outcome = APNSOutcome(status: 400, reason: .badDeviceToken, timestamp: 99)
+        #expect(disposition(for: .answered(outcome), attempt: 1) == .prune(reason: .badDeviceToken, timestamp: nil))
+    }
+
+    @Test func transportFailuresAreRetriedWithBoundedBackoff() {
+        let policy = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(100), maximumDelay: .milliseconds(250))
+        #expect(disposition(for: .transportFailure("timeout"), attempt: 1, policy: policy, jitter: 1)
+            == .retry(reason: "timeout", delay: .milliseconds(100)))
+        #expect(disposition(for: .transportFailure("timeout"), attempt: 3, policy: policy, jitter: 1)
+            == .retry(reason: "timeout", delay: .milliseconds(250)))
+        #expect(disposition(for: .transportFailure("timeout"), attempt: 4, policy: policy) == .exhausted(reason: "timeout"))
+    }
+
+    @Test(arguments: [(400, "failDevice"), (410, "prune"), (429, "retry"), (502, "retry"), (403, "failJob")])
+    func unknownReasonsFallBackOnTheirStatus(status: Int, expected: String) {
+        let outcome = APNSOutcome(status: status, reason: APNSReason(rawValue: "SomethingNew"))
+        #expect(Self.kind(disposition(for: .answered(outcome), attempt: 1)) == expected)
+    }
+}

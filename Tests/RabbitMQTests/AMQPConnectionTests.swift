@@ -1,0 +1,265 @@
+import RabbitMQ
+import Testing
+
+/// Integration tests against the real broker: each uses its own queues and deletes them.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct AMQPConnectionTests {
+    @Test func publishedMessageArrivesWithItsPropertiesAndHeaders() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+        let properties = AMQPProperties(
+            contentType: "application/json", messageID: "job-1", correlationID: "corr-1", persistent: true,
+            headers: ["x-attempt": 2, "x-reason": "retry", "x-flags": ["a": true], "x-list": [1, "b"]],
+            expiration: "60000", timestamp: 1_750_000_000)
+        let body = Array(#"{"hello":"world"}"#.utf8)
+
+        try await connection.publish(body, routingKey: queue, properties: properties)
+        let consumer = try await connection.consume(queue: queue, prefetch: 10)
+        let delivery = try await consumer.nextDelivery()
+
+        #expect(delivery.body == body)
+        #expect(delivery.properties == properties)
+        #expect(delivery.exchange == "")
+        #expect(delivery.routingKey == queue)
+        #expect(!delivery.redelivered)
+        try await consumer.ack(delivery)
+        try await consumer.cancel()
+        #expect(try await connection.queueMessageCount(queue) == 0)
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
+    @Test func manyConcurrentPublishesAreAllConfirmed() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+        let count = 2_000
+
+        try await withThrowingDiscardingTaskGroup { group in
+            for index in 0..<count {
+                group.addTask {
+                    try await connection.publish(Array("message \(index)".utf8), routingKey: queue)
+                }
+            }
+        }
+
+        #expect(try await connection.queueMessageCount(queue) == UInt32(count))
+        try await connection.purgeQueue(queue)
+        #expect(try await connection.queueMessageCount(queue) == 0)
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
+    @Test func largeMessagesSpanningFramesArriveWhole() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+        let body = (0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+
+        try await connection.publish(body, routingKey: queue)
+        let consumer = try await connection.consume(queue: queue, prefetch: 1)
+        let delivery = try await consumer.nextDelivery()
+
+        #expect(delivery.body == body)
+        try await consumer.ack(delivery)
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
+    @Test func mandatoryPublishToAMissingQueueFailsAsReturned() async throws {
+        let connection = try await Broker.connect()
+        let missing = Broker.uniqueQueue()
+
+        let error = await #expect(throws: AMQPError.self) {
+            try await connection.publish([1, 2, 3], routingKey: missing, mandatory: true)
+        }
+        #expect(error?.code == .messageReturned)
+        #expect(error?.replyCode == 312)
+
+        // Without mandatory the broker confirms an unroutable message, and the channel is still usable.
+        try await connection.publish([1, 2, 3], routingKey: missing)
+        await connection.close()
+    }
+
+    @Test func prefetchBoundsUnacknowledgedDeliveries() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+        for index in 0..<20 { try await connection.publish([UInt8(index)], routingKey: queue) }
+
+        let consumer = try await connection.consume(queue: queue, prefetch: 5)
+        var unacknowledged: [AMQPDelivery] = []
+        for _ in 0..<5 { unacknowledged.append(try await consumer.nextDelivery()) }
+        // With five unacknowledged the broker holds the other fifteen back.
+        #expect(try await connection.queueMessageCount(queue) == 15)
+
+        var received = 5
+        var maximum = unacknowledged.count
+        while received < 20 {
+            try await consumer.ack(unacknowledged.removeFirst())
+            unacknowledged.append(try await consumer.nextDelivery())
+            received += 1
+            maximum = max(maximum, unacknowledged.count)
+            #expect(try await connection.queueMessageCount(queue) == UInt32(20 - received))
+        }
+        #expect(maximum == 5)
+        #expect(unacknowledged.map(\.body) == (15..<20).map { [UInt8($0)] })
+        try await consumer.ack(unacknowledged.last!, multiple: true)
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
+    @Test func nackWithRequeueRedeliversTheMessage() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+        try await connection.publish(Array("again".utf8), routingKey: queue)
+        let consumer = try await connection.consume(queue: queue, prefetch: 1)
+
+        let first = try await consumer.nextDelivery()
+        #expect(!first.redelivered)
+        try await consumer.nack(first, requeue: true)
+        let second = try await consumer.nextDelivery()
+        #expect(second.redelivered)
+        #expect(second.body == first.body)
+        try await consumer.reject(second, requeue: true)
+        let third = try await consumer.nextDelivery()
+        #expect(third.redelivered)
+        try await consumer.ack(third)
+
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
+    @Test func unacknowledgedMessagesOfAClosedConnectionGoToAnotherConsumer() async throws {
+        let first = try await Broker.connect()
+        let second = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await first.declareQueue(queue, durable: false)
+        try await first.publish(Array("handover".utf8), routingKey: queue)
+
+        let firstConsumer = try await first.consume(queue: queue, prefetch: 1)
+        let taken = try await firstConsumer.nextDelivery()
+        #expect(!taken.redelivered)
+        let secondConsumer = try await second.consume(queue: queue, prefetch: 1)
+        await first.close()
+
+        let redelivered = try await secondConsumer.nextDelivery()
+        #expect(redelivered.body == taken.body)
+        #expect(redelivered.redelivered)
+        try await secondConsumer.ack(redelivered)
+        // The closed connection's consumer ends, and settling on it fails.
+        var iterator = firstConsumer.makeAsyncIterator()
+        #expect(try await iterator.next() == nil)
+        await #expect(throws: AMQPError.self) { try await firstConsumer.ack(taken) }
+
+        try await second.deleteQueue(queue)
+        await second.close()
+    }
+
+    @Test func wrongPasswordFailsWithAuthenticationFailed() async throws {
+        var configuration = try Broker.configuration()
+        configuration.password = "definitely-wrong"
+        let error = await #expect(throws: AMQPError.self) {
+            try await AMQPConnection.connect(configuration, logger: Broker.logger)
+        }
+        #expect(error?.code == .authenticationFailed)
+        #expect(error.map { !$0.description.contains("definitely-wrong") } ?? false)
+    }
+
+    @Test func unreachableBrokerFailsWithConnectionFailed() async throws {
+        var configuration = try Broker.configuration()
+        configuration.port = 1
+        let error = await #expect(throws: AMQPError.self) {
+            try await AMQPConnection.connect(configuration, logger: Broker.logger)
+        }
+        #expect(error?.code == .connectionFailed)
+    }
+
+    @Test func missingQueueFailsWithNotFoundAndTheNextOperationStillWorks() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+
+        let error = await #expect(throws: AMQPError.self) { try await connection.queueMessageCount(queue) }
+        #expect(error?.code == .channelClosed)
+        #expect(error?.replyCode == 404)
+
+        let declared = try await connection.declareQueue(queue, durable: false)
+        #expect(declared.messageCount == 0)
+        #expect(declared.consumerCount == 0)
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
+    @Test func publishToAMissingExchangeFailsAndPublishingRecovers() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+
+        let error = await #expect(throws: AMQPError.self) {
+            try await connection.publish([0], exchange: "herald-test-no-such-exchange", routingKey: queue)
+        }
+        #expect(error?.code == .channelClosed)
+        #expect(error?.replyCode == 404)
+
+        try await connection.publish([1], routingKey: queue)
+        #expect(try await connection.queueMessageCount(queue) == 1)
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
+    @Test func consumingAMissingQueueFailsWithNotFound() async throws {
+        let connection = try await Broker.connect()
+        let error = await #expect(throws: AMQPError.self) {
+            try await connection.consume(queue: Broker.uniqueQueue(), prefetch: 1)
+        }
+        #expect(error?.replyCode == 404)
+        await connection.close()
+    }
+
+    @Test func cancelEndsIterationAfterBufferedDeliveries() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+        try await connection.publish([7], routingKey: queue)
+        let consumer = try await connection.consume(queue: queue, prefetch: 2)
+        let delivery = try await consumer.nextDelivery()
+
+        try await consumer.cancel()
+        try await consumer.ack(delivery)  // still allowed after cancel
+        var iterator = consumer.makeAsyncIterator()
+        #expect(try await iterator.next() == nil)
+        #expect(try await connection.queueMessageCount(queue) == 0)
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
+    @Test func closeIsIdempotentAndLaterCallsFailAsClosed() async throws {
+        let connection = try await Broker.connect()
+        await connection.close()
+        await connection.close()
+        let error = await #expect(throws: AMQPError.self) { try await connection.publish([1], routingKey: "x") }
+        #expect(error?.code == .closed)
+    }
+
+    @Test func brokerClosingTheConnectionFailsConsumersAndLaterPublishes() async throws {
+        let configuration = try Broker.configuration()
+        let connection = try await AMQPConnection.connect(configuration, logger: Broker.logger)
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false, autoDelete: true)
+        let consumer = try await connection.consume(queue: queue, prefetch: 1)
+
+        try Broker.forceClose(connectionNamed: try #require(configuration.connectionName))
+
+        let error = await #expect(throws: AMQPError.self) {
+            try await withTimeout {
+                for try await _ in consumer {}
+            }
+        }
+        #expect(error?.code == .connectionClosed)
+        #expect(error?.replyCode == 320)
+        let publishError = await #expect(throws: AMQPError.self) { try await connection.publish([1], routingKey: queue) }
+        #expect(publishError?.code == .connectionClosed)
+        await connection.close()
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Logging
+import RabbitMQ
+import Testing
+
+/// The real RabbitMQ dev node (`deploy/dev/services.sh up`); these tests never mock it.
+enum Broker {
+    static let url = ProcessInfo.processInfo.environment["HERALD_TEST_AMQP_URL"]
+        ?? "amqp://herald:herald-dev@127.0.0.1:56720/%2f"
+
+    static let logger = Logger(label: "RabbitMQTests")
+
+    static func configuration(name: String = #function) throws -> AMQPConfiguration {
+        var configuration = try AMQPConfiguration(url: url)
+        configuration.connectionName = "herald-tests-\(name)-\(UInt32.random(in: 0...UInt32.max))"
+        return configuration
+    }
+
+    static func connect(name: String = #function) async throws -> AMQPConnection {
+        try await AMQPConnection.connect(configuration(name: name), logger: logger)
+    }
+
+    /// A queue name no other test (or engineer) uses.
+    static func uniqueQueue(_ label: String = #function) -> String {
+        let clean = label.filter { $0.isLetter || $0.isNumber }
+        return "herald-test-\(clean)-\(UInt64.random(in: 0...UInt64.max))"
+    }
+
+    /// Asks the broker (through rabbitmqctl) to close the connection with this connection_name, as an
+    /// operator or a node shutdown would: connection.close with reply code 320.
+    static func forceClose(connectionNamed name: String) throws {
+        let root = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let script = root.appendingPathComponent("deploy/dev/services.sh").path
+        let list = try run(script, ["rabbitmqctl", "-q", "list_connections", "--no-table-headers", "pid",
+                                    "client_properties"])
+        let line = try #require(list.split(separator: "\n").first { $0.contains(name) }, "connection \(name) not found in: \(list)")
+        let pid = try #require(line.split(separator: "\t").first.map(String.init))
+        _ = try run(script, ["rabbitmqctl", "-q", "close_connection", pid, "herald test: forced close"])
+    }
+
+    private static func run(_ script: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [script] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+struct TimedOut: Error {}
+
+/// Fails instead of hanging when an awaited event never happens; the limit is a guard, not a wait.
+func withTimeout<T: Sendable>(
+    _ limit: Duration = .seconds(15),
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            throw TimedOut()
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}
+
+extension AMQPConsumer {
+    /// The next delivery, failing the test if the iteration ends or nothing arrives in time.
+    func nextDelivery(_ limit: Duration = .seconds(15)) async throws -> AMQPDelivery {
+        let delivery = try await withTimeout(limit) {
+            var iterator = self.makeAsyncIterator()
+            return try await iterator.next()
+        }
+        return try #require(delivery)
+    }
+}
