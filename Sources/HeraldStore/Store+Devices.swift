@@ -30,7 +30,8 @@ extension Store {
                 try await connection.query(
                     """
                     CREATE TEMPORARY TABLE device_import (
-                        token text NOT NULL, user_id text, locale text, topics text[] NOT NULL) ON COMMIT DROP
+                        token text NOT NULL, user_id text, locale text, topics text[] NOT NULL,
+                        seq bigint GENERATED ALWAYS AS IDENTITY) ON COMMIT DROP
                     """,
                     logger: logger
                 )
@@ -58,7 +59,7 @@ extension Store {
                     WITH upserted AS (
                         INSERT INTO devices (app_id, token, user_id, locale, topics, registered_at)
                         SELECT DISTINCT ON (token) \(app), token, user_id, locale, topics, now() FROM device_import
-                        ORDER BY token
+                        ORDER BY token, seq DESC  -- a token listed twice: the later row wins
                         ON CONFLICT (app_id, token) DO UPDATE SET
                             user_id = EXCLUDED.user_id, locale = EXCLUDED.locale, topics = EXCLUDED.topics,
                             registered_at = now()

@@ -89,8 +89,21 @@ extension Store {
                     var prunedTokens = Set<String>()
                     for try await token in rows.decode(String.self) { prunedTokens.insert(token) }
                     pruned = prunedTokens.count
-                    for prune in writeBack.prunes where !prunedTokens.contains(prune.token.hex) {
-                        failures.append(.init(token: prune.token, status: 410, reason: prune.reason + " (registered again since)"))
+                    let kept = writeBack.prunes.filter { !prunedTokens.contains($0.token.hex) }
+                    if !kept.isEmpty {
+                        // Not pruned: either the device registered again after APNs' timestamp (it stays), or it was
+                        // already gone (another job pruned it first, or it was never registered).
+                        let keptTokens = kept.map(\.token.hex)
+                        let existing = try await connection.query(
+                            "SELECT token FROM devices WHERE app_id = \(writeBack.app) AND token = ANY(\(keptTokens))",
+                            logger: logger
+                        )
+                        var stillRegistered = Set<String>()
+                        for try await token in existing.decode(String.self) { stillRegistered.insert(token) }
+                        for prune in kept {
+                            let why = stillRegistered.contains(prune.token.hex) ? "registered again since" : "already pruned"
+                            failures.append(.init(token: prune.token, status: prune.apnsTimestamp == nil ? 400 : 410, reason: "\(prune.reason) (\(why))"))
+                        }
                     }
                 }
                 if !failures.isEmpty {

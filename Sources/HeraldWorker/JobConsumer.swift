@@ -75,27 +75,29 @@ public struct JobConsumer: Service {
         do {
             job = try PreparedJob.decode(delivery.body) { UUID().uuidString.lowercased() }
         } catch {
-            await park(delivery, reason: error.description, consumer: consumer, publisher: publisher, logger: logger)
+            await park(delivery, jobID: nil, reason: error.description, consumer: consumer, publisher: publisher, logger: logger)
             return
         }
         logger[metadataKey: "job"] = "\(job.id)"
         guard configuration.apps.app(job.app) != nil else {
             let reason = "\(JobError.Code.unknownApp): app \(job.app.prefix(100)) is not in the apps file"
             try? await store.recordRejectedJob(id: job.id, app: String(job.app.prefix(200)), reason: reason)
-            await park(delivery, reason: reason, consumer: consumer, publisher: publisher, logger: logger)
+            await park(delivery, jobID: job.id, reason: reason, consumer: consumer, publisher: publisher, logger: logger)
             return
         }
 
         do {
             let result = try await deliverer.deliver(job)
+            try await consumer.ack(delivery)
             switch result {
             case .finished(let state):
                 metrics.jobFinished(state: state.rawValue)
                 logger.info("job finished", metadata: ["state": "\(state.rawValue)"])
+                configuration.onJobHandled?(.finished(id: job.id, state: state))
             case .alreadyFinished(let state):
                 logger.info("job already finished, not sent again", metadata: ["state": "\(state.rawValue)"])
+                configuration.onJobHandled?(.duplicate(id: job.id, state: state))
             }
-            try await consumer.ack(delivery)
         } catch {
             // The outcome could not be written (database or broker trouble): hand the job back so that it is not
             // lost; job ids make the redelivery idempotent for finished jobs.
@@ -108,6 +110,7 @@ public struct JobConsumer: Service {
     /// Publishes the message to the parking queue with its reason, then acks the original.
     func park(
         _ delivery: AMQPDelivery,
+        jobID: String?,
         reason: String,
         consumer: AMQPConsumer,
         publisher: AMQPConnection,
@@ -130,6 +133,7 @@ public struct JobConsumer: Service {
                 mandatory: true
             )
             try await consumer.ack(delivery)
+            configuration.onJobHandled?(.parked(id: jobID, reason: reason))
         } catch {
             logger.error("parking failed, requeueing", metadata: ["error": "\(error)"])
             try? await consumer.nack(delivery, requeue: true)

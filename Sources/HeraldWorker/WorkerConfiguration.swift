@@ -27,6 +27,10 @@ public struct WorkerConfiguration: Sendable {
     /// Retries of transient failures within one delivery.
     public var retryPolicy: RetryPolicy = .init(maximumAttempts: 3, baseDelay: .milliseconds(100), maximumDelay: .seconds(2))
 
+    /// Called after each job's outcome is written and acknowledged (or the message parked): for embedding
+    /// applications and tests that wait for events rather than time.
+    public var onJobHandled: (@Sendable (JobEvent) -> Void)? = nil
+
     public init(amqp: AMQPConfiguration, database: DatabaseConfiguration, apps: AppsFile, appsDirectory: String) {
         self.amqp = amqp
         self.database = database
@@ -59,4 +63,14 @@ public enum ParkingHeader {
     public static let reason = "x-herald-reason"
     public static let attempts = "x-herald-attempts"
     public static let originQueue = "x-herald-origin-queue"
+}
+
+/// What happened to one job message.
+public enum JobEvent: Sendable, Hashable {
+    /// Delivered (or stopped by APNs) and written back; the job id and its final state.
+    case finished(id: String, state: JobState)
+    /// The id was already final: acknowledged without sending.
+    case duplicate(id: String, state: JobState)
+    /// Parked with a reason; the job id if the message was a job at all.
+    case parked(id: String?, reason: String)
 }

@@ -10,7 +10,7 @@ extension AMQPConnection {
     ///   when the broker closed the publishing channel (an unknown exchange, say: reply code 404) — the next
     ///   publish opens a new one; ``AMQPError/Code/connectionClosed`` or ``AMQPError/Code/closed`` when the
     ///   connection ends before the confirm arrives.
-    public func publish(
+    nonisolated(nonsending) public func publish(
         _ body: [UInt8],
         exchange: String = "",
         routingKey: String,

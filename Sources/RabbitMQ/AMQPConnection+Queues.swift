@@ -3,7 +3,7 @@ extension AMQPConnection {
     ///
     /// Declaring an existing queue with different settings fails with ``AMQPError/Code/channelClosed``
     /// and reply code 406.
-    public func declareQueue(
+    nonisolated(nonsending) public func declareQueue(
         _ name: String,
         durable: Bool = true,
         exclusive: Bool = false,
@@ -21,7 +21,7 @@ extension AMQPConnection {
     /// The number of ready messages in an existing queue (a passive declare).
     ///
     /// A missing queue fails with ``AMQPError/Code/channelClosed`` and reply code 404.
-    public func queueMessageCount(_ name: String) async throws(AMQPError) -> UInt32 {
+    nonisolated(nonsending) public func queueMessageCount(_ name: String) async throws(AMQPError) -> UInt32 {
         let declaration = QueueDeclaration(
             name: name, passive: true, durable: false, exclusive: false, autoDelete: false, arguments: [:])
         let reply = try await perform { .queueOperation(.queueDeclare(declaration), $0) }
@@ -30,12 +30,12 @@ extension AMQPConnection {
     }
 
     /// Deletes a queue and the messages in it; deleting a missing queue succeeds.
-    public func deleteQueue(_ name: String) async throws(AMQPError) {
+    nonisolated(nonsending) public func deleteQueue(_ name: String) async throws(AMQPError) {
         _ = try await perform { .queueOperation(.queueDelete(name), $0) }
     }
 
     /// Removes every ready message from a queue.
-    public func purgeQueue(_ name: String) async throws(AMQPError) {
+    nonisolated(nonsending) public func purgeQueue(_ name: String) async throws(AMQPError) {
         _ = try await perform { .queueOperation(.queuePurge(name), $0) }
     }
 }

@@ -47,14 +47,14 @@ public final class AMQPConnection: Sendable {
     ///
     /// Idempotent. Publishes not yet confirmed fail with ``AMQPError/Code/closed``; consumers stop iterating,
     /// and the broker requeues their unacknowledged deliveries.
-    public func close() async {
+    nonisolated(nonsending) public func close() async {
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
             if mailbox.submit(.close(continuation)) != nil { continuation.resume() }
         }
     }
 
     /// Queues `command` built around a fresh continuation and waits for the thread's answer.
-    func perform<Value>(
+    nonisolated(nonsending) func perform<Value>(
         _ makeCommand: (UnsafeContinuation<Result<Value, AMQPError>, Never>) -> Command
     ) async throws(AMQPError) -> Value {
         let result: Result<Value, AMQPError> = await withUnsafeContinuation { continuation in

@@ -37,7 +37,7 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
         let consumer: AMQPConsumer
         var isDone = false
 
-        public mutating func next() async throws(AMQPError) -> AMQPDelivery? {
+        nonisolated(nonsending) public mutating func next() async throws(AMQPError) -> AMQPDelivery? {
             guard !isDone else { return nil }
             return try take(await consumer.buffer.next())
         }
@@ -68,24 +68,24 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
     /// Acknowledges `delivery` (and, with `multiple`, every earlier one on this consumer).
     ///
     /// basic.ack has no reply in AMQP 0-9-1, so this returns as soon as the connection thread has it queued.
-    public func ack(_ delivery: AMQPDelivery, multiple: Bool = false) async throws(AMQPError) {
+    nonisolated(nonsending) public func ack(_ delivery: AMQPDelivery, multiple: Bool = false) async throws(AMQPError) {
         try settle(delivery, .ack(multiple: multiple))
     }
 
     /// Negatively acknowledges `delivery`; with `requeue` the broker delivers it again (`redelivered` set),
     /// otherwise it is dropped or dead-lettered.
-    public func nack(_ delivery: AMQPDelivery, requeue: Bool) async throws(AMQPError) {
+    nonisolated(nonsending) public func nack(_ delivery: AMQPDelivery, requeue: Bool) async throws(AMQPError) {
         try settle(delivery, .nack(multiple: false, requeue: requeue))
     }
 
     /// Rejects `delivery` (basic.reject); with `requeue` the broker delivers it again.
-    public func reject(_ delivery: AMQPDelivery, requeue: Bool) async throws(AMQPError) {
+    nonisolated(nonsending) public func reject(_ delivery: AMQPDelivery, requeue: Bool) async throws(AMQPError) {
         try settle(delivery, .reject(requeue: requeue))
     }
 
     /// Stops deliveries (basic.cancel) and waits for the broker's cancel-ok. Deliveries already received
     /// are still handed out by the iterator and can still be settled.
-    public func cancel() async throws(AMQPError) {
+    nonisolated(nonsending) public func cancel() async throws(AMQPError) {
         try await connection.perform { .cancelConsumer(buffer, $0) }
     }
 

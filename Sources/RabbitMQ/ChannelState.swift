@@ -37,6 +37,8 @@ final class ConsumerState {
     let buffer: DeliveryBuffer
     var consumerTag: String
     var isCancelled = false
+    /// Deliveries completed in this loop turn, handed to `buffer` together at the end of the turn.
+    var outbox: [AMQPDelivery] = []
 
     init(buffer: DeliveryBuffer, consumerTag: String) {
         self.buffer = buffer

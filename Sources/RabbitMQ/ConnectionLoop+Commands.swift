@@ -90,9 +90,12 @@ extension ConnectionLoop {
             return
         }
         consumer.isCancelled = true
-        enqueue(.basicCancel(consumerTag: consumer.consumerTag), on: channel) { _, result in
-            // Deliveries already buffered stay readable and can still be acknowledged.
-            if case .success = result { buffer.finish(.drained) }
+        enqueue(.basicCancel(consumerTag: consumer.consumerTag), on: channel) { loop, result in
+            // Deliveries already received stay readable and can still be acknowledged.
+            if case .success = result {
+                loop.flush(consumer)
+                buffer.finish(.drained)
+            }
             continuation.resume(returning: result.map { _ in () })
         }
     }

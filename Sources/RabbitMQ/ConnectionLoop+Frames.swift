@@ -127,12 +127,26 @@ extension ConnectionLoop {
         if channel.content!.body.count >= channel.content!.bodySize { complete(channel) }
     }
 
+    /// Hands each consumer the deliveries of this turn.
+    func flushDeliveries() {
+        for consumer in consumersWithOutbox { flush(consumer) }
+        consumersWithOutbox.removeAll(keepingCapacity: true)
+    }
+
+    /// Hands `consumer` its deliveries of this turn, before anything that ends its buffer.
+    func flush(_ consumer: ConsumerState) {
+        guard !consumer.outbox.isEmpty else { return }
+        consumer.buffer.push(contentsOf: consumer.outbox)
+        consumer.outbox.removeAll(keepingCapacity: true)
+    }
+
     private func complete(_ channel: ChannelState) {
         guard let content = channel.content.take() else { return }
         switch content.kind {
         case .delivery(let deliveryTag, let redelivered):
             guard case .consumer(let consumer) = channel.role, !channel.isClosing else { return }
-            consumer.buffer.push(
+            if consumer.outbox.isEmpty { consumersWithOutbox.append(consumer) }
+            consumer.outbox.append(
                 AMQPDelivery(
                     body: content.body, deliveryTag: deliveryTag, redelivered: redelivered,
                     exchange: content.exchange, routingKey: content.routingKey, properties: content.properties,

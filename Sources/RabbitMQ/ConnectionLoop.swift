@@ -40,6 +40,8 @@ final class ConnectionLoop {
     var parked = RingBuffer<PublishRequest>()
     var isPublisherReady = false
     var isBlocked = false
+    /// Consumers whose outbox has deliveries from the current turn.
+    var consumersWithOutbox: [ConsumerState] = []
 
     private var batch: [Command] = []
     private var pollDescriptors: [pollfd] = []
@@ -122,6 +124,8 @@ final class ConnectionLoop {
         if pollDescriptors[1].revents != 0 { mailbox.acknowledgeWakeUp() }
         let socketReady = pollDescriptors[0].revents != 0
         let now = ContinuousClock.now
+        // rabbitmq-c swallows heartbeat frames, so readable bytes are the only sign of a live broker.
+        if socketReady { lastInbound = now }
         // A quiet connection still calls into rabbitmq-c regularly: that is where it sends heartbeats.
         if buffered || socketReady || now - lastServiced >= .milliseconds(Int64(pollTimeoutMilliseconds())) {
             lastServiced = now
@@ -133,6 +137,7 @@ final class ConnectionLoop {
     private func readFrames() {
         var frame = amqp_frame_t()
         var immediately = timeval(tv_sec: 0, tv_usec: 0)
+        defer { flushDeliveries() }
         for _ in 0..<Self.frameBudget {
             guard let connection, !isFinished else { return }
             let status = amqp_simple_wait_frame_noblock(connection, &frame, &immediately)

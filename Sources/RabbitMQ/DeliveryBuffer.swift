@@ -25,15 +25,23 @@ final class DeliveryBuffer: Sendable {
 
     private let state = Mutex(State())
 
-    /// Hands `delivery` to a waiting iterator or buffers it; drops it once the buffer has ended.
-    func push(_ delivery: AMQPDelivery) {
-        let waiter: Waiter? = state.withLock { state in
-            guard state.terminal == nil else { return nil }
-            if !state.waiters.isEmpty { return state.waiters.removeFirst() }
-            state.deliveries.append(delivery)
-            return nil
+    /// Hands deliveries to waiting iterators or buffers them, in order; drops them once the buffer has ended.
+    ///
+    /// The connection thread calls this once per loop turn with everything that arrived in the turn, so a
+    /// waiting consumer is woken once per batch rather than once per message.
+    func push(contentsOf deliveries: [AMQPDelivery]) {
+        var handedOver: [(Waiter, AMQPDelivery)] = []
+        state.withLock { state in
+            guard state.terminal == nil else { return }
+            for delivery in deliveries {
+                if state.waiters.isEmpty {
+                    state.deliveries.append(delivery)
+                } else {
+                    handedOver.append((state.waiters.removeFirst(), delivery))
+                }
+            }
         }
-        waiter?.continuation.resume(returning: .success(delivery))
+        for (waiter, delivery) in handedOver { waiter.continuation.resume(returning: .success(delivery)) }
     }
 
     /// How iteration ends.
@@ -79,7 +87,7 @@ final class DeliveryBuffer: Sendable {
     }
 
     /// The next delivery; `nil` when finished or when the calling task is cancelled.
-    func next() async -> Result<AMQPDelivery?, AMQPError> {
+    nonisolated(nonsending) func next() async -> Result<AMQPDelivery?, AMQPError> {
         enum Step {
             case ready(Result<AMQPDelivery?, AMQPError>)
             case wait(UInt64)

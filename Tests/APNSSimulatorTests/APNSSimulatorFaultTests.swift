@@ -138,7 +138,7 @@ import Testing
             #expect(try await harness.client.send(Fixtures.request(jwt: first)).status == 200)
 
             harness.clock.advance(by: 60)
-            let second = harness.jwt
+            let second = harness.freshJWT()
             let rejected = try await harness.client.send(Fixtures.request(jwt: second))
             #expect(rejected.status == 429)
             #expect(rejected.reason == "TooManyProviderTokenUpdates")
@@ -158,7 +158,7 @@ import Testing
         try await withHarness({ $0.minimumTokenUpdateInterval = nil }) { (harness: Harness) async throws in
             #expect(try await harness.client.send(Fixtures.request(jwt: harness.jwt)).status == 200)
             harness.clock.advance(by: 1)
-            #expect(try await harness.client.send(Fixtures.request(jwt: harness.jwt)).status == 200)
+            #expect(try await harness.client.send(Fixtures.request(jwt: harness.freshJWT())).status == 200)
         }
     }
 

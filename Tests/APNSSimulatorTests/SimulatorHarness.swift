@@ -78,7 +78,13 @@ struct Harness {
     let clock: TestClock
     let port: Int
 
-    var jwt: String { try! Fixtures.signer.makeToken(issuedAt: clock.now) }
+    /// One provider token for the whole test, signed when the harness started: APNs (and the simulator) answer
+    /// TooManyProviderTokenUpdates to a connection that changes tokens within 20 minutes, and ES256 signatures are
+    /// randomised, so signing per request would make a new token every time.
+    let jwt: String
+
+    /// A token signed now, different from ``jwt``.
+    func freshJWT() -> String { try! Fixtures.signer.makeToken(issuedAt: clock.now) }
 
     func connectAnotherClient() async throws -> RawHTTP2Client {
         try await RawHTTP2Client.connect(port: port)
@@ -107,7 +113,15 @@ func withHarness(
         throw error
     }
     do {
-        try await body(Harness(simulator: simulator, client: client, clock: clock, port: port))
+        try await body(
+            Harness(
+                simulator: simulator,
+                client: client,
+                clock: clock,
+                port: port,
+                jwt: try Fixtures.signer.makeToken(issuedAt: clock.now)
+            )
+        )
     } catch {
         await client.close()
         try await simulator.stop()

@@ -1,0 +1,129 @@
+import APNSCore
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldTestSupport
+import PostgresNIO
+import Testing
+
+/// Integration tests against the PostgreSQL that `make test` starts; each test gets a fresh migrated database.
+@Suite struct StoreTests {
+    static func token(_ n: Int, prefix: String = "a1") -> DeviceToken {
+        let hex = String(n, radix: 16)
+        return DeviceToken(trustedHex: prefix + String(repeating: "0", count: 62 - hex.count) + hex)
+    }
+
+    @Test func migrationsApplyOnceAndAreRecorded() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            let migrations = try Migration.load(from: TestServices.schemasDirectory)
+            #expect(!migrations.isEmpty)
+            #expect(try await store.migrate(migrations).isEmpty)
+            let rows = try await store.client.query("SELECT count(*)::bigint FROM herald_migrations", logger: .init(label: "t"))
+            var count: Int64 = 0
+            for try await n in rows.decode(Int64.self) { count = n }
+            #expect(count == Int64(migrations.count))
+        }
+    }
+
+    @Test func importUpsertsAndKeepsSQLLookingStringsVerbatim() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            let nasty = "robert'); DROP TABLE devices;--\t\\N\n"
+            let devices = [
+                DeviceRecord(token: Self.token(1), userID: nasty, locale: "en", topics: ["sports", "a,b", "q\"uote"]),
+                DeviceRecord(token: Self.token(2), userID: "u2", locale: nil, topics: []),
+                DeviceRecord(token: Self.token(2), userID: "u2-again", locale: "fr", topics: ["news"]),
+            ]
+            #expect(try await store.importDevices(devices, app: "app") == 2)
+            #expect(try await store.importDevices([devices[0]], app: "app") == 1)
+            #expect(try await store.deviceCount(app: "app") == 2)
+            let byUser = try await store.devicesPage(app: "app", filter: .users([nasty]), after: nil, limit: 10)
+            #expect(byUser.map(\.token) == [Self.token(1)])
+            let byTopic = try await store.devicesPage(app: "app", filter: .topic("a,b"), after: nil, limit: 10)
+            #expect(byTopic.map(\.token) == [Self.token(1)])
+            let news = try await store.devicesPage(app: "app", filter: .topic("news"), after: nil, limit: 10)
+            #expect(news.map(\.token) == [Self.token(2)])
+            #expect(news.first?.locale == "fr")
+            #expect(try await store.deviceCount(app: "other") == 0)
+        }
+    }
+
+    @Test func keysetPagesWalkEveryDeviceOnceInTokenOrder() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            let devices = (0..<2_500).map { DeviceRecord(token: Self.token($0), topics: $0 % 2 == 0 ? ["even"] : []) }
+            _ = try await store.importDevices(devices, app: "app")
+            var seen: [DeviceToken] = []
+            var cursor: String? = nil
+            var pages = 0
+            while true {
+                let page = try await store.devicesPage(app: "app", filter: .all, after: cursor, limit: 1000)
+                if page.isEmpty { break }
+                pages += 1
+                seen += page.map(\.token)
+                cursor = page.last?.token.hex
+            }
+            #expect(pages == 3)
+            #expect(seen == devices.map(\.token).sorted { $0.hex < $1.hex })
+            let even = try await store.devicesPage(app: "app", filter: .topic("even"), after: nil, limit: 5000)
+            #expect(even.count == 1_250)
+        }
+    }
+
+    @Test func pruningFollowsThe410TimestampRuleAndRecordsDeadTokens() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            let devices = (0..<4).map { DeviceRecord(token: Self.token($0)) }
+            _ = try await store.importDevices(devices, app: "app")
+            _ = try await store.startJob(id: "job-1", app: "app", targetKind: "tokens")
+            let registered = try await store.devices(app: "app", tokens: devices.map(\.token))
+            let registeredMillis = (registered.map(\.registeredAt).max() ?? 0) / 1000
+
+            var writeBack = WriteBack(jobID: "job-1", app: "app")
+            writeBack.targeted = 4
+            writeBack.sent = 1
+            writeBack.prunes = [
+                // APNs saw it die after it registered: pruned.
+                .init(token: Self.token(0), reason: "Unregistered", apnsTimestamp: registeredMillis + 60_000),
+                // It registered again after APNs saw it die: kept.
+                .init(token: Self.token(1), reason: "Unregistered", apnsTimestamp: registeredMillis - 60_000),
+                // BadDeviceToken carries no timestamp: pruned.
+                .init(token: Self.token(2), reason: "BadDeviceToken", apnsTimestamp: nil),
+            ]
+            #expect(try await store.write(writeBack) == 2)
+            #expect(try await store.deviceCount(app: "app") == 2)
+            let dead = try await store.deadTokens(app: "app")
+            #expect(Set(dead.map(\.token)) == [Self.token(0), Self.token(2)])
+            #expect(dead.allSatisfy { $0.jobID == "job-1" })
+
+            let job = try #require(try await store.job(id: "job-1"))
+            #expect(job.counters == JobCounters(targeted: 4, sent: 1, pruned: 2, failed: 1))
+        }
+    }
+
+    @Test func aFinishedJobIsNotStartedAgain() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            #expect(try await store.startJob(id: "j", app: "a", targetKind: "all") == nil)
+            // A redelivery while running resumes it.
+            #expect(try await store.startJob(id: "j", app: "a", targetKind: "all") == nil)
+            try await store.finishJob(id: "j", state: .done)
+            #expect(try await store.startJob(id: "j", app: "a", targetKind: "all") == .done)
+            #expect(try await store.job(id: "j")?.state == .done)
+        }
+    }
+
+    @Test func databaseURLsParseAndNeverShowThePassword() throws {
+        let configuration = try DatabaseConfiguration(url: "postgres://user:s%40cret@db.example:6543/herald?sslmode=require")
+        #expect(configuration.host == "db.example")
+        #expect(configuration.port == 6543)
+        #expect(configuration.password == "s@cret")
+        #expect(configuration.requireTLS)
+        #expect(!"\(configuration)".contains("cret"))
+        #expect(throws: StoreError.self) { try DatabaseConfiguration(url: "mysql://x@y/z") }
+        #expect(throws: StoreError.self) { try DatabaseConfiguration(url: "postgres://x@y") }
+    }
+}
+
+@Suite struct SQLScriptTests {
+    @Test func migrationsSplitIntoStatements() throws {
+        let migrations = try Migration.load(from: TestServices.schemasDirectory)
+        #expect(migrations.first?.version == 1)
+    }
+}
