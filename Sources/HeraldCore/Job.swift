@@ -12,12 +12,31 @@ public struct Job: Sendable, Hashable, Codable {
     public var target: Target
     /// What they receive.
     public var notification: JobNotification
+    /// When to send (RFC 3339); absent or past means now.
+    public var sendAt: String?
+    /// An upper bound on this job's send rate across all workers.
+    public var throttlePerSecond: Int?
 
-    public init(id: String? = nil, app: String, target: Target, notification: JobNotification) {
+    enum CodingKeys: String, CodingKey {
+        case id, app, target, notification
+        case sendAt = "send_at"
+        case throttlePerSecond = "throttle_per_second"
+    }
+
+    public init(
+        id: String? = nil,
+        app: String,
+        target: Target,
+        notification: JobNotification,
+        sendAt: String? = nil,
+        throttlePerSecond: Int? = nil
+    ) {
         self.id = id
         self.app = app
         self.target = target
         self.notification = notification
+        self.sendAt = sendAt
+        self.throttlePerSecond = throttlePerSecond
     }
 }
 
@@ -27,14 +46,37 @@ public enum Target: Sendable, Hashable, Codable {
     case users([String])
     case topic(String)
     case all
+    /// A topic or every device (`all`), narrowed to devices whose stored locale matches one of `locales`
+    /// (`"fr"` matches `fr`, `fr-CA`, …): `{"all": true, "locales": ["fr"]}`.
+    indirect case filtered(Target, locales: [String])
 
     private enum CodingKeys: String, CodingKey {
-        case tokens, users, topic, all
+        case tokens, users, topic, all, locales
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let present = container.allKeys
+        if let locales = try container.decodeIfPresent([String].self, forKey: .locales) {
+            let base = try Target(decodingBaseFrom: container)
+            guard !locales.isEmpty else {
+                throw DecodingError.dataCorruptedError(forKey: .locales, in: container, debugDescription: "locales is empty")
+            }
+            switch base {
+            case .topic, .all: self = .filtered(base, locales: locales)
+            default:
+                throw DecodingError.dataCorruptedError(
+                    forKey: .locales,
+                    in: container,
+                    debugDescription: "locales narrows only topic and all targets"
+                )
+            }
+            return
+        }
+        self = try Target(decodingBaseFrom: container)
+    }
+
+    private init(decodingBaseFrom container: KeyedDecodingContainer<CodingKeys>) throws {
+        let present = container.allKeys.filter { $0 != .locales }
         guard present.count == 1, let key = present.first else {
             throw DecodingError.dataCorrupted(
                 .init(
@@ -56,6 +98,8 @@ public enum Target: Sendable, Hashable, Codable {
                 )
             }
             self = .all
+        case .locales:
+            preconditionFailure("locales is filtered out above")
         }
     }
 
@@ -66,6 +110,9 @@ public enum Target: Sendable, Hashable, Codable {
         case .users(let users): try container.encode(users, forKey: .users)
         case .topic(let topic): try container.encode(topic, forKey: .topic)
         case .all: try container.encode(true, forKey: .all)
+        case .filtered(let base, let locales):
+            try base.encode(to: encoder)
+            try container.encode(locales, forKey: .locales)
         }
     }
 
@@ -76,6 +123,7 @@ public enum Target: Sendable, Hashable, Codable {
         case .users: "users"
         case .topic: "topic"
         case .all: "all"
+        case .filtered(let base, _): base.kind
         }
     }
 }
@@ -94,12 +142,18 @@ public struct JobNotification: Sendable, Hashable, Codable {
     public var aps: [String: JSONValue]
     /// Custom keys placed beside `aps`.
     public var custom: [String: JSONValue]?
+    /// Per-locale variants of `aps.alert` (BCP 47 tag → alert), chosen by each device's stored locale with
+    /// fallback (zh-Hant-TW → zh-Hant → zh → the default `aps.alert`).
+    public var localizations: [String: JSONValue]?
+    /// Adds this to each device's stored badge counter and sends the resulting absolute value as `aps.badge`.
+    public var badgeIncrement: Int?
 
     enum CodingKeys: String, CodingKey {
         case pushType = "push_type"
         case priority, expiration
         case collapseID = "collapse_id"
-        case aps, custom
+        case aps, custom, localizations
+        case badgeIncrement = "badge_increment"
     }
 
     public init(
@@ -108,7 +162,9 @@ public struct JobNotification: Sendable, Hashable, Codable {
         expiration: Int64? = nil,
         collapseID: String? = nil,
         aps: [String: JSONValue],
-        custom: [String: JSONValue]? = nil
+        custom: [String: JSONValue]? = nil,
+        localizations: [String: JSONValue]? = nil,
+        badgeIncrement: Int? = nil
     ) {
         self.pushType = pushType
         self.priority = priority
@@ -116,5 +172,7 @@ public struct JobNotification: Sendable, Hashable, Codable {
         self.collapseID = collapseID
         self.aps = aps
         self.custom = custom
+        self.localizations = localizations
+        self.badgeIncrement = badgeIncrement
     }
 }

@@ -13,13 +13,29 @@ public struct PreparedJob: Sendable {
     public var invalidTokenCount: Int
     /// The request headers and body shared by every device.
     public var template: NotificationTemplate
+    /// The job as published (with its id filled in), kept so that batches and the scheduler can rebuild it.
+    public var spec: Job
+    /// When to send, in milliseconds since 1970; nil means now.
+    public var sendAt: Int64?
+    /// An upper bound on the send rate across all workers.
+    public var throttlePerSecond: Int?
 
     /// The resolved form of `Target`.
     public enum Audience: Sendable, Hashable {
         case tokens([DeviceToken])
         case users([String])
-        case topic(String)
-        case all
+        case topic(String, locales: [String]?)
+        case all(locales: [String]?)
+
+        /// A label for logs and the jobs table.
+        public var kind: String {
+            switch self {
+            case .tokens: "tokens"
+            case .users: "users"
+            case .topic: "topic"
+            case .all: "all"
+            }
+        }
     }
 }
 
@@ -29,10 +45,57 @@ public struct NotificationTemplate: Sendable, Hashable {
     public var priority: Priority?
     public var expiration: Int64?
     public var collapseID: String?
+    /// The payload for a device with no matching localization and no badge counter.
     public var payload: [UInt8]
+    /// The `aps` dictionary and custom keys, for payloads that differ per device.
+    public var aps: [String: JSONValue] = [:]
+    public var custom: [String: JSONValue] = [:]
+    /// Localized `aps.alert` variants keyed by normalised BCP 47 tag.
+    public var localizations: [String: JSONValue] = [:]
+    /// Added to each device's badge counter, if set.
+    public var badgeIncrement: Int? = nil
+
+    public init(
+        pushType: PushType,
+        priority: Priority?,
+        expiration: Int64?,
+        collapseID: String?,
+        payload: [UInt8]
+    ) {
+        self.pushType = pushType
+        self.priority = priority
+        self.expiration = expiration
+        self.collapseID = collapseID
+        self.payload = payload
+    }
+
+    /// Whether devices may get different payloads (localizations or badge counters).
+    public var variesPerDevice: Bool { !localizations.isEmpty || badgeIncrement != nil }
+
+    /// The localization key that serves `locale`, nil for the default alert.
+    public func variant(for locale: String?) -> String? {
+        Localization.bestMatch(for: locale, in: Set(localizations.keys))
+    }
+
+    /// The payload for one device: its localized alert (by fallback) and its absolute badge, if any.
+    public func payload(variant: String?, badge: Int?) -> [UInt8] {
+        guard variant != nil || badge != nil else { return payload }
+        var aps = self.aps
+        if let variant, let alert = localizations[variant] { aps["alert"] = alert }
+        if let badge { aps["badge"] = .integer(Int64(badge)) }
+        return (try? Self.encode(aps: aps, custom: custom)) ?? payload
+    }
+
+    static func encode(aps: [String: JSONValue], custom: [String: JSONValue]) throws -> [UInt8] {
+        var body = custom
+        body["aps"] = .object(aps)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(body))
+    }
 
     /// The request for one device to `topic`.
-    public func request(to token: DeviceToken, bundleID: String) -> APNSRequest {
+    public func request(to token: DeviceToken, bundleID: String, payload: [UInt8]? = nil) -> APNSRequest {
         APNSRequest(
             deviceToken: token,
             topic: pushType.topic(forBundleID: bundleID),
@@ -40,7 +103,7 @@ public struct NotificationTemplate: Sendable, Hashable {
             priority: priority,
             expiration: expiration,
             collapseID: collapseID,
-            payload: payload
+            payload: payload ?? self.payload
         )
     }
 }
@@ -102,18 +165,39 @@ extension PreparedJob {
             audience = .users(Array(Set(users)).sorted())
         case .topic(let topic):
             guard !topic.isEmpty else { throw JobError(.invalidTarget, "target.topic is empty") }
-            audience = .topic(topic)
+            audience = .topic(topic, locales: nil)
         case .all:
-            audience = .all
+            audience = .all(locales: nil)
+        case .filtered(.topic(let topic), let locales):
+            guard !topic.isEmpty else { throw JobError(.invalidTarget, "target.topic is empty") }
+            audience = .topic(topic, locales: locales)
+        case .filtered(_, let locales):
+            audience = .all(locales: locales)
+        }
+
+        var sendAt: Int64? = nil
+        if let text = job.sendAt {
+            guard let millis = RFC3339.milliseconds(text) else {
+                throw JobError(.malformed, "send_at is not an RFC 3339 date-time")
+            }
+            sendAt = millis
+        }
+        if let rate = job.throttlePerSecond, rate < 1 {
+            throw JobError(.malformed, "throttle_per_second must be at least 1")
         }
 
         let template = try NotificationTemplate(job.notification)
+        var spec = job
+        spec.id = job.id ?? makeID()
         return PreparedJob(
-            id: job.id ?? makeID(),
+            id: spec.id!,
             app: job.app,
             audience: audience,
             invalidTokenCount: invalid,
-            template: template
+            template: template,
+            spec: spec,
+            sendAt: sendAt,
+            throttlePerSecond: job.throttlePerSecond
         )
     }
 
@@ -147,13 +231,9 @@ extension NotificationTemplate {
         if let custom = notification.custom, custom["aps"] != nil {
             throw JobError(.invalidNotification, "custom must not contain the key aps")
         }
-        var body = notification.custom ?? [:]
-        body["aps"] = .object(notification.aps)
         let payload: [UInt8]
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            payload = Array(try encoder.encode(body))
+            payload = try Self.encode(aps: notification.aps, custom: notification.custom ?? [:])
         } catch {
             throw JobError(.invalidNotification, "the notification cannot be encoded as JSON")
         }
@@ -164,9 +244,26 @@ extension NotificationTemplate {
             collapseID: notification.collapseID,
             payload: payload
         )
+        aps = notification.aps
+        custom = notification.custom ?? [:]
+        badgeIncrement = notification.badgeIncrement
+        for (tag, alert) in notification.localizations ?? [:] {
+            let key = Localization.normalize(tag)
+            guard !key.isEmpty, key.count <= 35 else {
+                throw JobError(.invalidNotification, "localizations has a key that is not a BCP 47 tag")
+            }
+            localizations[key] = alert
+        }
         // Apple's rules are checked on a request with a placeholder token: only the token check depends on it.
+        // Every variant is checked at its largest (a six-digit badge), so no device's payload is over the limit.
+        let largestBadge: Int? = badgeIncrement == nil ? nil : 999_999
         do {
             try request(to: DeviceToken(trustedHex: "00"), bundleID: "app").validate()
+            for variant in [nil] + localizations.keys.sorted().map(Optional.some) {
+                var probe = self
+                probe.payload = self.payload(variant: variant, badge: largestBadge)
+                try probe.request(to: DeviceToken(trustedHex: "00"), bundleID: "app").validate()
+            }
         } catch {
             throw JobError(.invalidNotification, error.message)
         }

@@ -11,6 +11,12 @@ public struct StoredDevice: Sendable, Hashable {
     public var locale: String?
     /// Microseconds since 1970: what the 410 timestamp rule compares against.
     public var registeredAt: Int64
+
+    public init(token: DeviceToken, locale: String?, registeredAt: Int64) {
+        self.token = token
+        self.locale = locale
+        self.registeredAt = registeredAt
+    }
 }
 
 /// Which devices of an app a page query walks.
@@ -18,6 +24,8 @@ public enum DeviceFilter: Sendable, Hashable {
     case users([String])
     case topic(String)
     case all
+    /// `topic` or `all`, narrowed to devices whose locale falls under one of the tags (`fr` covers `fr-CA`).
+    indirect case locales(DeviceFilter, [String])
 }
 
 extension Store {
@@ -62,7 +70,7 @@ extension Store {
                         ORDER BY token, seq DESC  -- a token listed twice: the later row wins
                         ON CONFLICT (app_id, token) DO UPDATE SET
                             user_id = EXCLUDED.user_id, locale = EXCLUDED.locale, topics = EXCLUDED.topics,
-                            registered_at = now()
+                            registered_at = now(), badge = 0
                         RETURNING 1)
                     SELECT count(*)::bigint FROM upserted
                     """,
@@ -91,44 +99,45 @@ extension Store {
         }
     }
 
-    /// One keyset page of an app's devices matching `filter`, in token order after `after`.
+    /// One keyset page of an app's devices matching `filter`, in token order: `after < token ≤ through`.
     public func devicesPage(
         app: String,
         filter: DeviceFilter,
         after: String?,
+        through: String? = nil,
         limit: Int
     ) async throws(StoreError) -> [StoredDevice] {
         let cursor = after ?? ""
+        var users: [String]? = nil
+        var topic: String? = nil
+        var locales: [String]? = nil
+        var base = filter
+        if case .locales(let inner, let tags) = filter {
+            base = inner
+            locales = tags.map(Localization.normalize)
+        }
+        switch base {
+        case .users(let list): users = list
+        case .topic(let name): topic = name
+        case .all, .locales: break
+        }
         return try await run("reading a page of devices") {
-            let rows: PostgresRowSequence
-            switch filter {
-            case .all:
-                rows = try await client.query(
-                    """
-                    SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint FROM devices
-                    WHERE app_id = \(app) AND token > \(cursor) ORDER BY token LIMIT \(limit)
-                    """,
-                    logger: logger
-                )
-            case .topic(let topic):
-                rows = try await client.query(
-                    """
-                    SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint FROM devices
-                    WHERE app_id = \(app) AND topics @> ARRAY[\(topic)]::text[] AND token > \(cursor)
-                    ORDER BY token LIMIT \(limit)
-                    """,
-                    logger: logger
-                )
-            case .users(let users):
-                rows = try await client.query(
-                    """
-                    SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint FROM devices
-                    WHERE app_id = \(app) AND user_id = ANY(\(users)) AND token > \(cursor)
-                    ORDER BY token LIMIT \(limit)
-                    """,
-                    logger: logger
-                )
-            }
+            // One statement for every filter: PostgresNIO sends unnamed statements, so each execution is planned
+            // with its actual parameters and the unused conditions fold away.
+            let rows = try await client.query(
+                """
+                SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint FROM devices
+                WHERE app_id = \(app) AND token > \(cursor)
+                  AND (\(through)::text IS NULL OR token <= \(through))
+                  AND (\(topic)::text IS NULL OR topics @> ARRAY[\(topic)]::text[])
+                  AND (\(users)::text[] IS NULL OR user_id = ANY(\(users)))
+                  AND (\(locales)::text[] IS NULL OR EXISTS (
+                        SELECT 1 FROM unnest(\(locales)::text[]) AS f(tag)
+                        WHERE lower(replace(locale, '_', '-')) = f.tag OR lower(replace(locale, '_', '-')) LIKE f.tag || '-%'))
+                ORDER BY token LIMIT \(limit)
+                """,
+                logger: logger
+            )
             return try await Self.collect(rows)
         }
     }

@@ -61,76 +61,81 @@ extension Store {
     public func write(_ writeBack: WriteBack) async throws(StoreError) -> Int {
         try await run("writing back results") {
             try await client.withTransaction(logger: logger) { connection in
-                var pruned = 0
-                var failures = writeBack.failures
-                if !writeBack.prunes.isEmpty {
-                    let tokens = writeBack.prunes.map(\.token.hex)
-                    let reasons = writeBack.prunes.map(\.reason)
-                    // -1 stands for "no timestamp" (BadDeviceToken, DeviceTokenNotForTopic): prune unconditionally.
-                    let timestamps = writeBack.prunes.map { $0.apnsTimestamp ?? -1 }
-                    let rows = try await connection.query(
-                        """
-                        WITH candidates AS (
-                            SELECT * FROM unnest(\(tokens)::text[], \(reasons)::text[], \(timestamps)::bigint[])
-                                AS c(token, reason, ts)),
-                        deleted AS (
-                            DELETE FROM devices d USING candidates c
-                            WHERE d.app_id = \(writeBack.app) AND d.token = c.token
-                              AND (c.ts < 0 OR d.registered_at < to_timestamp(c.ts / 1000.0))
-                            RETURNING d.token, c.reason, c.ts)
-                        INSERT INTO dead_tokens (app_id, token, reason, apns_timestamp, job_id)
-                        SELECT \(writeBack.app), token, reason,
-                               CASE WHEN ts < 0 THEN NULL ELSE to_timestamp(ts / 1000.0) END, \(writeBack.jobID)
-                        FROM deleted
-                        RETURNING token
-                        """,
-                        logger: logger
-                    )
-                    var prunedTokens = Set<String>()
-                    for try await token in rows.decode(String.self) { prunedTokens.insert(token) }
-                    pruned = prunedTokens.count
-                    let kept = writeBack.prunes.filter { !prunedTokens.contains($0.token.hex) }
-                    if !kept.isEmpty {
-                        // Not pruned: either the device registered again after APNs' timestamp (it stays), or it was
-                        // already gone (another job pruned it first, or it was never registered).
-                        let keptTokens = kept.map(\.token.hex)
-                        let existing = try await connection.query(
-                            "SELECT token FROM devices WHERE app_id = \(writeBack.app) AND token = ANY(\(keptTokens))",
-                            logger: logger
-                        )
-                        var stillRegistered = Set<String>()
-                        for try await token in existing.decode(String.self) { stillRegistered.insert(token) }
-                        for prune in kept {
-                            let why = stillRegistered.contains(prune.token.hex) ? "registered again since" : "already pruned"
-                            failures.append(.init(token: prune.token, status: prune.apnsTimestamp == nil ? 400 : 410, reason: "\(prune.reason) (\(why))"))
-                        }
-                    }
-                }
-                if !failures.isEmpty {
-                    let tokens = failures.map(\.token.hex)
-                    let statuses = failures.map { $0.status ?? 0 }
-                    let reasons = failures.map(\.reason)
-                    try await connection.query(
-                        """
-                        INSERT INTO delivery_failures (job_id, app_id, token, status, reason)
-                        SELECT \(writeBack.jobID), \(writeBack.app), token, nullif(status, 0), reason
-                        FROM unnest(\(tokens)::text[], \(statuses)::integer[], \(reasons)::text[]) AS f(token, status, reason)
-                        """,
-                        logger: logger
-                    )
-                }
-                try await connection.query(
-                    """
-                    UPDATE jobs SET targeted = targeted + \(writeBack.targeted), sent = sent + \(writeBack.sent),
-                        pruned = pruned + \(pruned), failed = failed + \(failures.count + writeBack.rejectedTokens),
-                        expired = expired + \(writeBack.expired), retried = retried + \(writeBack.retried)
-                    WHERE id = \(writeBack.jobID)
-                    """,
-                    logger: logger
-                )
-                return pruned
+                try await Self.write(writeBack, on: connection, logger: logger)
             }
         }
+    }
+
+    /// The write-back itself, inside the caller's transaction.
+    static func write(_ writeBack: WriteBack, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        var pruned = 0
+        var failures = writeBack.failures
+        if !writeBack.prunes.isEmpty {
+            let tokens = writeBack.prunes.map(\.token.hex)
+            let reasons = writeBack.prunes.map(\.reason)
+            // -1 stands for "no timestamp" (BadDeviceToken, DeviceTokenNotForTopic): prune unconditionally.
+            let timestamps = writeBack.prunes.map { $0.apnsTimestamp ?? -1 }
+            let rows = try await connection.query(
+                """
+                WITH candidates AS (
+                    SELECT * FROM unnest(\(tokens)::text[], \(reasons)::text[], \(timestamps)::bigint[])
+                        AS c(token, reason, ts)),
+                deleted AS (
+                    DELETE FROM devices d USING candidates c
+                    WHERE d.app_id = \(writeBack.app) AND d.token = c.token
+                      AND (c.ts < 0 OR d.registered_at < to_timestamp(c.ts / 1000.0))
+                    RETURNING d.token, c.reason, c.ts)
+                INSERT INTO dead_tokens (app_id, token, reason, apns_timestamp, job_id)
+                SELECT \(writeBack.app), token, reason,
+                       CASE WHEN ts < 0 THEN NULL ELSE to_timestamp(ts / 1000.0) END, \(writeBack.jobID)
+                FROM deleted
+                RETURNING token
+                """,
+                logger: logger
+            )
+            var prunedTokens = Set<String>()
+            for try await token in rows.decode(String.self) { prunedTokens.insert(token) }
+            pruned = prunedTokens.count
+            let kept = writeBack.prunes.filter { !prunedTokens.contains($0.token.hex) }
+            if !kept.isEmpty {
+                // Not pruned: either the device registered again after APNs' timestamp (it stays), or it was
+                // already gone (another job pruned it first, or it was never registered).
+                let keptTokens = kept.map(\.token.hex)
+                let existing = try await connection.query(
+                    "SELECT token FROM devices WHERE app_id = \(writeBack.app) AND token = ANY(\(keptTokens))",
+                    logger: logger
+                )
+                var stillRegistered = Set<String>()
+                for try await token in existing.decode(String.self) { stillRegistered.insert(token) }
+                for prune in kept {
+                    let why = stillRegistered.contains(prune.token.hex) ? "registered again since" : "already pruned"
+                    failures.append(.init(token: prune.token, status: prune.apnsTimestamp == nil ? 400 : 410, reason: "\(prune.reason) (\(why))"))
+                }
+            }
+        }
+        if !failures.isEmpty {
+            let tokens = failures.map(\.token.hex)
+            let statuses = failures.map { $0.status ?? 0 }
+            let reasons = failures.map(\.reason)
+            try await connection.query(
+                """
+                INSERT INTO delivery_failures (job_id, app_id, token, status, reason)
+                SELECT \(writeBack.jobID), \(writeBack.app), token, nullif(status, 0), reason
+                FROM unnest(\(tokens)::text[], \(statuses)::integer[], \(reasons)::text[]) AS f(token, status, reason)
+                """,
+                logger: logger
+            )
+        }
+        try await connection.query(
+            """
+            UPDATE jobs SET targeted = targeted + \(writeBack.targeted), sent = sent + \(writeBack.sent),
+                pruned = pruned + \(pruned), failed = failed + \(failures.count + writeBack.rejectedTokens),
+                expired = expired + \(writeBack.expired), retried = retried + \(writeBack.retried)
+            WHERE id = \(writeBack.jobID)
+            """,
+            logger: logger
+        )
+        return pruned
     }
 
     /// Dead tokens recorded for an app, newest first (for reports and tests).

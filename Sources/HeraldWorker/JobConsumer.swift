@@ -3,70 +3,19 @@ import HeraldCore
 import HeraldStore
 import Logging
 import RabbitMQ
-import ServiceLifecycle
 
-/// Consumes `herald.jobs`: decodes each message, parks what can never succeed (with the reason in a header),
-/// delivers the rest, and acks only after the outcome is written to PostgreSQL.
-///
-/// On graceful shutdown it stops taking new jobs, lets the jobs in hand finish, and returns.
-public struct JobConsumer: Service {
+/// Handles messages from `herald.jobs`: decodes and validates each, parks what can never succeed (with the reason in
+/// a header), holds scheduled jobs, skips finished ids, and plans the rest. Acknowledges only after the outcome is
+/// in PostgreSQL; every path ends in an ack, a park (then ack) or a requeue — never a crash.
+struct JobConsumer: Sendable {
     let configuration: WorkerConfiguration
     let store: Store
-    let clients: APNSClients
+    let planner: Planner
+    let parking: Parking
+    let metrics: WorkerMetrics
     let logger: Logger
-    let metrics = WorkerMetrics()
 
-    public init(configuration: WorkerConfiguration, store: Store, clients: APNSClients, logger: Logger) {
-        self.configuration = configuration
-        self.store = store
-        self.clients = clients
-        self.logger = logger
-    }
-
-    public func run() async throws {
-        let connection = try await AMQPConnection.connect(configuration.amqp, logger: logger)
-        do {
-            try await configuration.topology.declare(on: connection)
-            let consumer = try await connection.consume(
-                queue: configuration.topology.jobs,
-                prefetch: configuration.prefetch
-            )
-            logger.info("consuming jobs", metadata: ["queue": "\(configuration.topology.jobs)"])
-            let deliverer = Deliverer(
-                store: store,
-                clients: clients,
-                apps: configuration.apps,
-                configuration: configuration,
-                metrics: metrics,
-                logger: logger
-            )
-            try await withGracefulShutdownHandler {
-                // Prefetch bounds how many deliveries the broker hands us, so this group is bounded too.
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await delivery in consumer {
-                        group.addTask {
-                            await handle(delivery, consumer: consumer, publisher: connection, deliverer: deliverer)
-                        }
-                    }
-                }
-            } onGracefulShutdown: {
-                Task { try? await consumer.cancel() }
-            }
-            logger.info("job consumer stopped")
-        } catch {
-            await connection.close()
-            throw error
-        }
-        await connection.close()
-    }
-
-    /// Handles one message. Never throws: every path ends in an ack, a park (then ack) or a requeue.
-    func handle(
-        _ delivery: AMQPDelivery,
-        consumer: AMQPConsumer,
-        publisher: AMQPConnection,
-        deliverer: Deliverer
-    ) async {
+    func handle(_ delivery: AMQPDelivery, consumer: AMQPConsumer) async {
         metrics.jobsReceived.increment()
         var logger = self.logger
         if let messageID = delivery.properties.messageID { logger[metadataKey: "message_id"] = "\(messageID.prefix(64))" }
@@ -75,67 +24,111 @@ public struct JobConsumer: Service {
         do {
             job = try PreparedJob.decode(delivery.body) { UUID().uuidString.lowercased() }
         } catch {
-            await park(delivery, jobID: nil, reason: error.description, consumer: consumer, publisher: publisher, logger: logger)
+            await park(delivery, jobID: nil, reason: error.description, consumer: consumer, logger: logger)
             return
         }
         logger[metadataKey: "job"] = "\(job.id)"
         guard configuration.apps.app(job.app) != nil else {
             let reason = "\(JobError.Code.unknownApp): app \(job.app.prefix(100)) is not in the apps file"
             try? await store.recordRejectedJob(id: job.id, app: String(job.app.prefix(200)), reason: reason)
-            await park(delivery, jobID: job.id, reason: reason, consumer: consumer, publisher: publisher, logger: logger)
+            await park(delivery, jobID: job.id, reason: reason, consumer: consumer, logger: logger)
             return
         }
 
         do {
-            let result = try await deliverer.deliver(job)
-            try await consumer.ack(delivery)
-            switch result {
-            case .finished(let state):
-                metrics.jobFinished(state: state.rawValue)
-                logger.info("job finished", metadata: ["state": "\(state.rawValue)"])
-                configuration.onJobHandled?(.finished(id: job.id, state: state))
-            case .alreadyFinished(let state):
+            let spec = String(decoding: try JSONEncoder().encode(job.spec), as: UTF8.self)
+            let publishedAt = delivery.properties.timestamp.map { $0 * 1000 }
+            let event: JobEvent?
+            switch try await store.register(job, spec: spec, publishedAt: publishedAt) {
+            case .scheduled:
+                logger.info("job scheduled")
+                event = .scheduled(id: job.id)
+            case .duplicate(let state):
                 logger.info("job already finished, not sent again", metadata: ["state": "\(state.rawValue)"])
-                configuration.onJobHandled?(.duplicate(id: job.id, state: state))
+                event = .duplicate(id: job.id, state: state)
+            case .plan(let cursor, let nextSeq, let planned):
+                let finished = try await planner.plan(job, cursor: cursor, nextSeq: nextSeq, planned: planned)
+                if let finished {
+                    metrics.jobFinished(state: finished.rawValue)
+                    logger.info("job finished", metadata: ["state": "\(finished.rawValue)"])
+                    event = .finished(id: job.id, state: finished)
+                } else {
+                    event = nil
+                }
             }
+            try await consumer.ack(delivery)
+            if let event { configuration.onJobHandled?(event) }
         } catch {
-            // The outcome could not be written (database or broker trouble): hand the job back so that it is not
-            // lost; job ids make the redelivery idempotent for finished jobs.
-            logger.error("job could not be completed, requeueing", metadata: ["error": "\(error)"])
+            // The outcome could not be recorded (database or broker trouble): hand the message back so nothing is
+            // lost; the job id makes its redelivery resume rather than repeat.
+            logger.error("job could not be planned, requeueing", metadata: ["error": "\(error)"])
             try? await Task.sleep(for: .seconds(1))
             try? await consumer.nack(delivery, requeue: true)
         }
     }
 
-    /// Publishes the message to the parking queue with its reason, then acks the original.
-    func park(
-        _ delivery: AMQPDelivery,
-        jobID: String?,
-        reason: String,
-        consumer: AMQPConsumer,
-        publisher: AMQPConnection,
-        logger: Logger
-    ) async {
+    func park(_ delivery: AMQPDelivery, jobID: String?, reason: String, consumer: AMQPConsumer, logger: Logger) async {
         logger.warning("job parked", metadata: ["reason": "\(reason)"])
         metrics.jobsParked.increment()
-        var properties = delivery.properties
-        properties.persistent = true
-        properties.headers[ParkingHeader.reason] = .string(String(reason.prefix(1000)))
-        properties.headers[ParkingHeader.originQueue] = .string(configuration.topology.jobs)
-        let attempts: Int64 =
-            if case .int(let n) = properties.headers[ParkingHeader.attempts] { n } else { 1 }
-        properties.headers[ParkingHeader.attempts] = .int(attempts)
         do {
-            try await publisher.publish(
+            try await parking.park(
                 delivery.body,
-                routingKey: configuration.topology.parked,
-                properties: properties,
-                mandatory: true
+                properties: delivery.properties,
+                reason: reason,
+                attempts: 1,
+                origin: configuration.topology.jobs
             )
             try await consumer.ack(delivery)
             configuration.onJobHandled?(.parked(id: jobID, reason: reason))
         } catch {
             logger.error("parking failed, requeueing", metadata: ["error": "\(error)"])
+            try? await consumer.nack(delivery, requeue: true)
+        }
+    }
+}
+
+/// Handles messages from `herald.batches` (planned batches and retries coming back from the delay queues).
+struct BatchConsumer: Sendable {
+    let configuration: WorkerConfiguration
+    let deliverer: BatchDeliverer
+    let parking: Parking
+    let metrics: WorkerMetrics
+    let logger: Logger
+
+    func handle(_ delivery: AMQPDelivery, consumer: AMQPConsumer) async {
+        let batch: BatchMessage
+        do {
+            batch = try JSONDecoder().decode(BatchMessage.self, from: Data(delivery.body))
+        } catch {
+            await park(delivery, reason: "malformed: not a batch message", consumer: consumer)
+            return
+        }
+        metrics.inFlightBatches.increment(by: 1)
+        defer { metrics.inFlightBatches.decrement(by: 1) }
+        do {
+            let outcome = try await deliverer.deliver(batch)
+            try await consumer.ack(delivery)
+            switch outcome {
+            case .completed(let finished):
+                configuration.onJobHandled?(.batchCompleted(batch.key))
+                if let finished { configuration.onJobHandled?(.finished(id: batch.job, state: finished)) }
+            case .alreadyDone, .skipped:
+                break
+            case .unknownJob:
+                logger.warning("batch of an unknown job dropped", metadata: ["batch": "\(batch.key)"])
+            }
+        } catch {
+            logger.error("batch could not be completed, requeueing", metadata: ["batch": "\(batch.key)", "error": "\(error)"])
+            try? await Task.sleep(for: .seconds(1))
+            try? await consumer.nack(delivery, requeue: true)
+        }
+    }
+
+    private func park(_ delivery: AMQPDelivery, reason: String, consumer: AMQPConsumer) async {
+        do {
+            try await parking.park(delivery.body, properties: delivery.properties, reason: reason, attempts: 1, origin: configuration.topology.batches)
+            try await consumer.ack(delivery)
+        } catch {
             try? await consumer.nack(delivery, requeue: true)
         }
     }

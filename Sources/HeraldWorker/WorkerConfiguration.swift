@@ -14,18 +14,26 @@ public struct WorkerConfiguration: Sendable {
     public var appsDirectory: String
     /// Queue names.
     public var topology: Topology = .init()
-    /// Jobs one worker works on at once (AMQP prefetch).
+    /// Job messages one worker plans at once (AMQP prefetch on the jobs queue).
     public var prefetch: UInt16 = 4
+    /// Batches one worker delivers at once (AMQP prefetch on the batches queue).
+    public var batchPrefetch: UInt16 = 4
+    /// Devices per batch: the unit that workers share, that is retried, and that a crash can duplicate.
+    public var batchSize: Int = 1000
+    /// Deliveries of one batch in all (the first, then one per retry queue) before its devices are parked.
+    public var maximumBatchAttempts: Int = 5
+    /// How often the scheduler looks for due jobs.
+    public var schedulerInterval: Duration = .seconds(1)
+    /// How long a finished job id is remembered for idempotency.
+    public var idempotencyRetention: Duration = .seconds(7 * 24 * 3600)
     /// Notifications of one job in flight at once.
     public var sendConcurrency: Int = 500
-    /// Devices read from PostgreSQL per page.
-    public var pageSize: Int = 1000
     /// HTTP/2 connections per app.
     public var connectionsPerApp: Int = 2
     /// How long one APNs request may take before it fails with a timeout.
     public var requestTimeout: Duration = .seconds(10)
-    /// Retries of transient failures within one delivery.
-    public var retryPolicy: RetryPolicy = .init(maximumAttempts: 3, baseDelay: .milliseconds(100), maximumDelay: .seconds(2))
+    /// Brief in-process retries of transient failures before a batch's failures go to the retry queues.
+    public var retryPolicy: RetryPolicy = .init(maximumAttempts: 2, baseDelay: .milliseconds(100), maximumDelay: .seconds(1))
 
     /// Called after each job's outcome is written and acknowledged (or the message parked): for embedding
     /// applications and tests that wait for events rather than time.
@@ -39,36 +47,14 @@ public struct WorkerConfiguration: Sendable {
     }
 }
 
-/// The queue names Herald uses. The prefix is configurable so that tests and tenants can share a broker.
-public struct Topology: Sendable, Hashable {
-    /// The prefix, `herald` by default.
-    public var prefix: String
-
-    public init(prefix: String = "herald") { self.prefix = prefix }
-
-    /// Where producers publish jobs (through the default exchange, routing key = queue name).
-    public var jobs: String { prefix + ".jobs" }
-    /// Where messages that can never succeed go, with `x-herald-reason`.
-    public var parked: String { prefix + ".parked" }
-
-    /// Declares the queues, idempotently.
-    public func declare(on connection: AMQPConnection) async throws {
-        _ = try await connection.declareQueue(jobs, durable: true)
-        _ = try await connection.declareQueue(parked, durable: true)
-    }
-}
-
-/// Header names on parked messages.
-public enum ParkingHeader {
-    public static let reason = "x-herald-reason"
-    public static let attempts = "x-herald-attempts"
-    public static let originQueue = "x-herald-origin-queue"
-}
-
 /// What happened to one job message.
 public enum JobEvent: Sendable, Hashable {
-    /// Delivered (or stopped by APNs) and written back; the job id and its final state.
+    /// The job finished (every batch done, or stopped by APNs): its id and final state.
     case finished(id: String, state: JobState)
+    /// The job is held until its send_at.
+    case scheduled(id: String)
+    /// One batch of the job was delivered and written back.
+    case batchCompleted(BatchKey)
     /// The id was already final: acknowledged without sending.
     case duplicate(id: String, state: JobState)
     /// Parked with a reason; the job id if the message was a job at all.

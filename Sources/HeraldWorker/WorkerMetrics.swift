@@ -4,8 +4,16 @@ import Metrics
 struct WorkerMetrics: Sendable {
     let jobsReceived = Counter(label: "herald_jobs_received_total")
     let jobsParked = Counter(label: "herald_jobs_parked_total")
+    let batchesPublished = Counter(label: "herald_batches_published_total")
+    let batchesCompleted = Counter(label: "herald_batches_completed_total")
+    let batchesDuplicate = Counter(label: "herald_batches_duplicate_total")
+    let retriesQueued = Counter(label: "herald_retries_total")
+    let devicesParked = Counter(label: "herald_devices_parked_total")
+    let jobsScheduledReleased = Counter(label: "herald_jobs_released_total")
+    let latency = Timer(label: "herald_notification_latency_seconds", preferredDisplayUnit: .seconds)
+    let inFlightBatches = Meter(label: "herald_batches_in_flight")
 
-    /// Counts notifications by outcome (`sent`, `pruned`, `failed`, `expired`) and APNs reason.
+    /// Counts notifications by outcome (`sent`, `pruned`, `failed`, `expired`, `retried`) and APNs reason.
     func record(outcome: String, reason: String, count: Int) {
         guard count > 0 else { return }
         Counter(label: "herald_notifications_total", dimensions: [("outcome", outcome), ("reason", reason)])

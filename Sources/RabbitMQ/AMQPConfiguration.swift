@@ -49,6 +49,7 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
         self.maxUnconfirmedPublishes = maxUnconfirmedPublishes
     }
 
+    /// Host, port, user, vhost and heartbeat, with the password replaced by `***`.
     public var description: String {
         var text = "amqp://\(user):***@\(host):\(port) vhost \(vhost) heartbeat \(heartbeat)"
         if let connectionName { text += " name \(connectionName)" }

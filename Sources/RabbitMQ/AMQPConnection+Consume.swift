@@ -4,7 +4,8 @@ extension AMQPConnection {
     /// At most `prefetch` deliveries are unacknowledged at a time, which also bounds what is buffered in
     /// this process. A prefetch of 0 means no limit, and then no bound either.
     /// - Parameter consumerTag: chosen by the broker when `nil`.
-    nonisolated(nonsending) public func consume(queue: String, prefetch: UInt16, consumerTag: String? = nil) async throws(AMQPError)
+    nonisolated(nonsending) public func consume(queue: String, prefetch: UInt16, consumerTag: String? = nil)
+        async throws(AMQPError)
         -> AMQPConsumer
     {
         let buffer = DeliveryBuffer()

@@ -37,11 +37,13 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
         let consumer: AMQPConsumer
         var isDone = false
 
+        /// The next delivery; `nil` once iteration has ended.
         nonisolated(nonsending) public mutating func next() async throws(AMQPError) -> AMQPDelivery? {
             guard !isDone else { return nil }
             return try take(await consumer.buffer.next())
         }
 
+        /// The next delivery, without leaving the caller's actor; `nil` once iteration has ended.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(AMQPError) -> AMQPDelivery? {
             guard !isDone else { return nil }
             return try take(await consumer.buffer.next())
@@ -61,6 +63,7 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
         }
     }
 
+    /// An iterator over the deliveries; iterators share one stream, each delivery goes to one of them.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(consumer: self)
     }

@@ -24,8 +24,9 @@ public struct AMQPDelivery: Sendable {
         routingKey: String,
         properties: AMQPProperties = .init()
     ) {
-        self.init(body: body, deliveryTag: deliveryTag, redelivered: redelivered, exchange: exchange,
-                  routingKey: routingKey, properties: properties, channel: 0)
+        self.init(
+            body: body, deliveryTag: deliveryTag, redelivered: redelivered, exchange: exchange,
+            routingKey: routingKey, properties: properties, channel: 0)
     }
 
     init(

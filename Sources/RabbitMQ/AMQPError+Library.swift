@@ -70,16 +70,19 @@ extension AMQPError {
                 } else {
                     code = phase == .connecting ? .connectionFailed : .connectionClosed
                 }
-                return AMQPError(code, "broker closed the connection: \(text)", replyCode: close.reply_code,
-                                 file: file, line: line)
+                return AMQPError(
+                    code, "broker closed the connection: \(text)", replyCode: close.reply_code,
+                    file: file, line: line)
             case AMQP_CHANNEL_CLOSE_METHOD:
                 let close = decoded.assumingMemoryBound(to: amqp_channel_close_t.self).pointee
                 let text = String(amqpBytes: close.reply_text)
-                return AMQPError(.channelClosed, "broker closed the channel: \(text)", replyCode: close.reply_code,
-                                 file: file, line: line)
+                return AMQPError(
+                    .channelClosed, "broker closed the channel: \(text)", replyCode: close.reply_code,
+                    file: file, line: line)
             default:
-                return AMQPError(.protocolError, "unexpected method \(method.id) from the broker",
-                                 file: file, line: line)
+                return AMQPError(
+                    .protocolError, "unexpected method \(method.id) from the broker",
+                    file: file, line: line)
             }
         }
     }

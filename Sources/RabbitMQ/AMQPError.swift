@@ -70,6 +70,7 @@ public struct AMQPError: Error, CustomStringConvertible, Sendable {
         self.line = line
     }
 
+    /// Code, reply code, library status and message; never a password or a message body.
     public var description: String {
         var text = "AMQPError(\(code)"
         if let replyCode { text += ", reply code \(replyCode)" }

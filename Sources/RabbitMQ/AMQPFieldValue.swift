@@ -3,11 +3,17 @@
 /// Integers of every width arrive as `.int`, floats and doubles as `.double`, timestamps as `.int` seconds,
 /// and long strings and byte arrays as `.string`; `void` entries are dropped.
 public enum AMQPFieldValue: Sendable, Hashable {
+    /// A long string (sent as UTF-8 `S`).
     case string(String)
+    /// A signed integer (sent as 64-bit `l`).
     case int(Int64)
+    /// A boolean (`t`).
     case bool(Bool)
+    /// A floating-point number (sent as 64-bit `d`).
     case double(Double)
+    /// A nested field table (`F`).
     case table([String: AMQPFieldValue])
+    /// A field array (`A`).
     case array([AMQPFieldValue])
 }
 

@@ -8,7 +8,9 @@ extension ConnectionLoop {
     /// Registers a channel and queues channel.open as its first RPC.
     func openChannel(_ id: UInt16, role: ChannelState.Role) -> ChannelState {
         let channel = ChannelState(id: id, role: role)
-        if channels.count <= Int(id) { channels.append(contentsOf: repeatElement(nil, count: Int(id) + 1 - channels.count)) }
+        if channels.count <= Int(id) {
+            channels.append(contentsOf: repeatElement(nil, count: Int(id) + 1 - channels.count))
+        }
         channels[Int(id)] = channel
         enqueue(.channelOpen, on: channel) { _, _ in }
         return channel

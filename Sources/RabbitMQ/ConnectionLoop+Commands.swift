@@ -80,7 +80,9 @@ extension ConnectionLoop {
         if status != AMQP_STATUS_OK.rawValue { fail(with: .translate(.status(status), phase: .running)) }
     }
 
-    private func cancelConsumer(_ buffer: DeliveryBuffer, _ continuation: UnsafeContinuation<Result<Void, AMQPError>, Never>) {
+    private func cancelConsumer(
+        _ buffer: DeliveryBuffer, _ continuation: UnsafeContinuation<Result<Void, AMQPError>, Never>
+    ) {
         guard let (channel, consumer) = consumerChannel(for: buffer), !channel.isClosing else {
             continuation.resume(returning: .failure(buffer.failure ?? AMQPError(.closed, "the consumer has ended")))
             return

@@ -83,7 +83,8 @@ extension ConnectionLoop {
         default:
             if !completeRPC(on: channel, with: method) {
                 logger.debug(
-                    "AMQP unexpected method", metadata: [LogKey.channel: "\(channel.id)", LogKey.reason: "\(method.id)"])
+                    "AMQP unexpected method",
+                    metadata: [LogKey.channel: "\(channel.id)", LogKey.reason: "\(method.id)"])
             }
         }
     }

@@ -38,7 +38,8 @@ extension ConnectionLoop {
 
     private func connectionFailure(_ failure: LibraryFailure) -> AMQPError {
         var error = AMQPError.translate(failure, phase: .connecting)
-        error.message = "connecting to \(configuration.host):\(configuration.port) vhost \(configuration.vhost): "
+        error.message =
+            "connecting to \(configuration.host):\(configuration.port) vhost \(configuration.vhost): "
             + error.message
         logger.debug("AMQP connection failed", metadata: [LogKey.error: "\(error)"])
         return error

@@ -64,7 +64,8 @@ extension ConnectionLoop {
             fail(with: error)
             return
         }
-        let returnKey = request.mandatory
+        let returnKey =
+            request.mandatory
             ? ConfirmWindow.ReturnKey(exchange: request.exchange, routingKey: request.routingKey, body: request.body)
             : nil
         confirms.append(request.continuation, returnKey: returnKey)
@@ -88,7 +89,8 @@ extension ConnectionLoop {
         if !confirms.markReturned(
             exchange: content.exchange, routingKey: content.routingKey, body: content.body, error: error)
         {
-            logger.debug("AMQP return matched no outstanding mandatory publish", metadata: [LogKey.replyCode: "\(replyCode)"])
+            logger.debug(
+                "AMQP return matched no outstanding mandatory publish", metadata: [LogKey.replyCode: "\(replyCode)"])
         }
     }
 }

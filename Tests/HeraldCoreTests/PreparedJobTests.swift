@@ -24,7 +24,7 @@ import Testing
     @Test func assignsAnIdWhenMissing() throws {
         let job = try Self.decode(#"{"app":"a","target":{"all":true},"notification":{"aps":{}}}"#)
         #expect(job.id == "generated-id")
-        #expect(job.audience == .all)
+        #expect(job.audience == .all(locales: nil))
     }
 
     @Test func badTokensFailAloneAndTheRestGoOn() throws {

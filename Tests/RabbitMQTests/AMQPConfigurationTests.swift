@@ -13,15 +13,17 @@ import Testing
     }
 
     @Test(arguments: [
-        Case(url: "amqp://herald:herald-dev@127.0.0.1:56720/%2f", host: "127.0.0.1", port: 56720, user: "herald",
-             password: "herald-dev", vhost: "/"),
+        Case(
+            url: "amqp://herald:herald-dev@127.0.0.1:56720/%2f", host: "127.0.0.1", port: 56720, user: "herald",
+            password: "herald-dev", vhost: "/"),
         Case(url: "amqp://host", host: "host", port: 5672, user: "guest", password: "guest", vhost: "/"),
         Case(url: "amqp://host/", host: "host", port: 5672, user: "guest", password: "guest", vhost: "/"),
         Case(url: "amqp://u:p@host/%2F", host: "host", port: 5672, user: "u", password: "p", vhost: "/"),
         Case(url: "amqp://u:p@host/herald", host: "host", port: 5672, user: "u", password: "p", vhost: "herald"),
         Case(url: "amqp://u:p@host/a%2Fb", host: "host", port: 5672, user: "u", password: "p", vhost: "a/b"),
-        Case(url: "AMQP://u%40x:p%3Aw%2F@host:1234/v", host: "host", port: 1234, user: "u@x", password: "p:w/",
-             vhost: "v"),
+        Case(
+            url: "AMQP://u%40x:p%3Aw%2F@host:1234/v", host: "host", port: 1234, user: "u@x", password: "p:w/",
+            vhost: "v"),
         Case(url: "amqp://user@host", host: "host", port: 5672, user: "user", password: "", vhost: "/"),
         Case(url: "amqp://u:p@[::1]:5673/%2f", host: "::1", port: 5673, user: "u", password: "p", vhost: "/"),
         Case(url: "amqp://u:p@:5673", host: "localhost", port: 5673, user: "u", password: "p", vhost: "/"),

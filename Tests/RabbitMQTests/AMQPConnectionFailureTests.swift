@@ -31,7 +31,9 @@ import Testing
             }
         }
         #expect(error?.code == .connectionClosed)
-        let publishError = await #expect(throws: AMQPError.self) { try await connection.publish([2], routingKey: queue) }
+        let publishError = await #expect(throws: AMQPError.self) {
+            try await connection.publish([2], routingKey: queue)
+        }
         #expect(publishError?.code == .connectionClosed)
         await connection.close()  // after a failure, close returns at once
     }

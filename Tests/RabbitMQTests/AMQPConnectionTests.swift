@@ -258,7 +258,9 @@ import Testing
         }
         #expect(error?.code == .connectionClosed)
         #expect(error?.replyCode == 320)
-        let publishError = await #expect(throws: AMQPError.self) { try await connection.publish([1], routingKey: queue) }
+        let publishError = await #expect(throws: AMQPError.self) {
+            try await connection.publish([1], routingKey: queue)
+        }
         #expect(publishError?.code == .connectionClosed)
         await connection.close()
     }

@@ -5,7 +5,8 @@ import Testing
 
 /// The real RabbitMQ dev node (`deploy/dev/services.sh up`); these tests never mock it.
 enum Broker {
-    static let url = ProcessInfo.processInfo.environment["HERALD_TEST_AMQP_URL"]
+    static let url =
+        ProcessInfo.processInfo.environment["HERALD_TEST_AMQP_URL"]
         ?? "amqp://herald:herald-dev@127.0.0.1:56720/%2f"
 
     static let logger = Logger(label: "RabbitMQTests")
@@ -29,12 +30,18 @@ enum Broker {
     /// Asks the broker (through rabbitmqctl) to close the connection with this connection_name, as an
     /// operator or a node shutdown would: connection.close with reply code 320.
     static func forceClose(connectionNamed name: String) throws {
-        let root = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .deletingLastPathComponent()
         let script = root.appendingPathComponent("deploy/dev/services.sh").path
-        let list = try run(script, ["rabbitmqctl", "-q", "list_connections", "--no-table-headers", "pid",
-                                    "client_properties"])
-        let line = try #require(list.split(separator: "\n").first { $0.contains(name) }, "connection \(name) not found in: \(list)")
+        let list = try run(
+            script,
+            [
+                "rabbitmqctl", "-q", "list_connections", "--no-table-headers", "pid",
+                "client_properties",
+            ])
+        let line = try #require(
+            list.split(separator: "\n").first { $0.contains(name) }, "connection \(name) not found in: \(list)")
         let pid = try #require(line.split(separator: "\t").first.map(String.init))
         _ = try run(script, ["rabbitmqctl", "-q", "close_connection", pid, "herald test: forced close"])
     }

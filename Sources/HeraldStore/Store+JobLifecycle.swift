@@ -1,0 +1,139 @@
+import HeraldCore
+import Logging
+import PostgresNIO
+
+/// What the planner should do with a job message.
+public enum JobRegistration: Sendable, Hashable {
+    /// Plan it, starting after `cursor` (nil: from the start) with batch number `nextSeq`; `planned` means every
+    /// batch already exists.
+    case plan(cursor: String?, nextSeq: Int, planned: Bool)
+    /// Held until its `send_at`.
+    case scheduled
+    /// Already final (done, failed, cancelled): acknowledge without sending — the id is the idempotency key.
+    case duplicate(JobState)
+}
+
+extension Store {
+    /// Records a job message and decides its fate: new jobs start running (or wait as scheduled); a known id that is
+    /// queued, due or running resumes where planning stopped; a final one is a duplicate.
+    public func register(
+        _ job: PreparedJob,
+        spec: String,
+        publishedAt: Int64?
+    ) async throws(StoreError) -> JobRegistration {
+        let sendAt = job.sendAt.map { Double($0) / 1000 }
+        let published = publishedAt.map { Double($0) / 1000 }
+        return try await run("registering a job") {
+            let rows = try await client.query(
+                """
+                INSERT INTO jobs (id, app_id, state, target_kind, spec, send_at, published_at, throttle_per_second, started_at)
+                VALUES (\(job.id), \(job.app),
+                        CASE WHEN to_timestamp(\(sendAt)) > now() THEN 'scheduled' ELSE 'running' END,
+                        \(job.audience.kind), \(spec)::jsonb, to_timestamp(\(sendAt)),
+                        coalesce(to_timestamp(\(published)), now()), \(job.throttlePerSecond),
+                        CASE WHEN to_timestamp(\(sendAt)) > now() THEN NULL ELSE now() END)
+                ON CONFLICT (id) DO UPDATE SET
+                    state = CASE
+                        WHEN jobs.state = 'queued' THEN 'running'
+                        WHEN jobs.state = 'scheduled' AND coalesce(jobs.send_at <= now(), true) THEN 'running'
+                        ELSE jobs.state END,
+                    started_at = coalesce(jobs.started_at, now())
+                RETURNING state, plan_cursor, planned, batches
+                """,
+                logger: logger
+            )
+            for try await (state, cursor, planned, batches) in rows.decode((String, String?, Bool, Int).self) {
+                switch JobState(rawValue: state) ?? .failed {
+                case .scheduled: return .scheduled
+                case .running, .queued: return .plan(cursor: cursor, nextSeq: batches, planned: planned)
+                case let final: return .duplicate(final)
+                }
+            }
+            return .duplicate(.failed)
+        }
+    }
+
+    /// Takes up to `limit` scheduled jobs that are due, locked so that concurrent schedulers never take the same one,
+    /// hands their specs to `release` (which publishes them), and marks them queued when `release` succeeds.
+    ///
+    /// - Returns: how many jobs were released.
+    public func releaseDueJobs(
+        limit: Int,
+        _ release: @Sendable ([(id: String, spec: String)]) async throws -> Void
+    ) async throws(StoreError) -> Int {
+        try await run("releasing due jobs") {
+            try await client.withTransaction(logger: logger) { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT id, spec::text FROM jobs WHERE state = 'scheduled' AND send_at <= now()
+                    ORDER BY send_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
+                    """,
+                    logger: logger
+                )
+                var due: [(id: String, spec: String)] = []
+                for try await (id, spec) in rows.decode((String, String).self) { due.append((id, spec)) }
+                guard !due.isEmpty else { return 0 }
+                try await release(due)
+                let ids = due.map(\.id)
+                try await connection.query(
+                    "UPDATE jobs SET state = 'queued' WHERE id = ANY(\(ids)) AND state = 'scheduled'",
+                    logger: logger
+                )
+                return due.count
+            }
+        }
+    }
+
+    /// Cancels a job that is queued, scheduled or running: nothing more of it is sent. Returns the state it had, or
+    /// nil if there is no such job or it was already final.
+    public func cancelJob(id: String) async throws(StoreError) -> JobState? {
+        try await run("cancelling a job") {
+            let rows = try await client.query(
+                """
+                WITH before AS (SELECT state FROM jobs WHERE id = \(id) FOR UPDATE)
+                UPDATE jobs SET state = 'cancelled', finished_at = now(), error = 'cancelled'
+                FROM before WHERE jobs.id = \(id) AND before.state IN ('queued', 'scheduled', 'running')
+                RETURNING before.state
+                """,
+                logger: logger
+            )
+            for try await state in rows.decode(String.self) { return JobState(rawValue: state) }
+            return nil
+        }
+    }
+
+    /// Stops a job because APNs rejected it as a whole. Returns true only for the one caller that made the change,
+    /// so that the job is parked once however many workers saw the rejection.
+    public func failJob(id: String, reason: String) async throws(StoreError) -> Bool {
+        try await run("failing a job") {
+            let rows = try await client.query(
+                """
+                UPDATE jobs SET state = 'failed', error = \(reason), finished_at = now()
+                WHERE id = \(id) AND state IN ('queued', 'scheduled', 'running') RETURNING 1
+                """,
+                logger: logger
+            )
+            for try await _ in rows { return true }
+            return false
+        }
+    }
+
+    /// Deletes finished jobs (with their batches) older than the idempotency retention window.
+    @discardableResult
+    public func purgeFinishedJobs(olderThanSeconds seconds: Int) async throws(StoreError) -> Int {
+        try await run("purging old jobs") {
+            let rows = try await client.query(
+                """
+                WITH gone AS (
+                    DELETE FROM jobs WHERE state IN ('done', 'failed', 'cancelled')
+                    AND finished_at < now() - make_interval(secs => \(Double(seconds))) RETURNING 1)
+                SELECT count(*)::bigint FROM gone
+                """,
+                logger: logger
+            )
+            var count = 0
+            for try await n in rows.decode(Int64.self) { count = Int(n) }
+            return count
+        }
+    }
+}

@@ -1,0 +1,368 @@
+import APNSCore
+import APNSTransport
+import Foundation
+import HeraldCore
+import HeraldStore
+import Logging
+import RabbitMQ
+import Synchronization
+
+/// Delivers one batch: reads its devices, sends each notification with bounded concurrency (and the job's
+/// throttle), retries transient failures briefly in-process, sends what still fails to the next retry queue (or
+/// parks it after the last attempt), and writes the results and the batch's completion in one transaction.
+///
+/// The caller acknowledges the batch message only after this returns.
+struct BatchDeliverer: Sendable {
+    let store: Store
+    let clients: APNSClients
+    let configuration: WorkerConfiguration
+    let publisher: AMQPConnection
+    let metrics: WorkerMetrics
+    let logger: Logger
+
+    /// How a batch ended.
+    enum Outcome: Sendable, Equatable {
+        /// Delivered and written back; the job's final state if this finished it.
+        case completed(jobFinished: JobState?)
+        /// Already done by an earlier delivery: nothing sent.
+        case alreadyDone
+        /// The job was cancelled or failed: nothing sent.
+        case skipped(JobState)
+        /// The job is not known (never registered, or purged after its retention).
+        case unknownJob
+    }
+
+    func deliver(_ batch: BatchMessage) async throws -> Outcome {
+        let start = try await store.beginBatch(batch.key)
+        let spec: String
+        let publishedAt: Int64
+        let throttle: Int?
+        switch start {
+        case .alreadyDone:
+            metrics.batchesDuplicate.increment()
+            return .alreadyDone
+        case .unknownJob:
+            return .unknownJob
+        case .jobStopped(let state):
+            let finished = try await store.complete(batch.key, with: WriteBack(jobID: batch.job, app: ""), retry: nil)
+            return finished == nil ? .alreadyDone : .skipped(state)
+        case .deliver(let jobSpec, let published, let perSecond):
+            spec = jobSpec
+            publishedAt = published
+            throttle = perSecond
+        }
+
+        var logger = self.logger
+        logger[metadataKey: "job"] = "\(batch.job)"
+        logger[metadataKey: "batch"] = "\(batch.seq).\(batch.attempt)"
+        let job = try PreparedJob.decode(Array(spec.utf8)) { batch.job }
+        guard let app = configuration.apps.app(job.app), let client = clients.client(for: job.app) else {
+            let stopped = try await stopJob(job, reason: "app \(job.app) is no longer in the apps file", batch: batch)
+            return stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
+        }
+
+        var writeBack = WriteBack(jobID: job.id, app: job.app)
+        let devices = try await devices(of: batch, job: job)
+        writeBack.targeted = devices.count
+        if batch.seq == 0 && batch.attempt == 1 && batch.tokens != nil {
+            // Entries of the job's token list that were not tokens fail alone; counted once, with the first batch.
+            writeBack.rejectedTokens = job.invalidTokenCount
+            writeBack.targeted += job.invalidTokenCount
+        }
+
+        let now = Int64(Date().timeIntervalSince1970)
+        if let expiration = job.template.expiration, expiration != 0, expiration < now {
+            writeBack.expired = devices.count
+            metrics.record(outcome: "expired", reason: "", count: devices.count)
+            return try await finish(batch, writeBack: writeBack, retry: nil)
+        }
+
+        var badges: [String: Int] = [:]
+        if let increment = job.template.badgeIncrement {
+            badges = try await store.incrementBadges(app: job.app, tokens: devices.map(\.token), by: increment)
+        }
+        let requests = makeRequests(for: devices, job: job, bundleID: app.topic, badges: badges)
+        let results = try await send(requests, job: job, client: client, throttle: throttle, publishedAt: publishedAt)
+
+        var transient: [(DeviceToken, String)] = []
+        var jobFailure: APNSReason? = nil
+        for (token, decided, retries) in results {
+            writeBack.retried += retries
+            switch decided {
+            case .delivered:
+                writeBack.sent += 1
+            case .prune(let reason, let timestamp):
+                writeBack.prunes.append(.init(token: token, reason: reason.rawValue, apnsTimestamp: timestamp))
+                metrics.record(outcome: "pruned", reason: reason.rawValue, count: 1)
+            case .failDevice(let reason):
+                writeBack.failures.append(.init(token: token, status: nil, reason: reason.rawValue))
+                metrics.record(outcome: "failed", reason: reason.rawValue, count: 1)
+            case .exhausted(let reason), .retry(let reason, _):
+                transient.append((token, reason))
+            case .failJob(let reason):
+                if reason != StopFlag.stopped, jobFailure == nil { jobFailure = reason }
+                writeBack.failures.append(.init(token: token, status: nil, reason: reason.rawValue))
+                metrics.record(outcome: "failed", reason: reason == StopFlag.stopped ? "job_stopped" : reason.rawValue, count: 1)
+            }
+        }
+        metrics.record(outcome: "sent", reason: "", count: writeBack.sent)
+
+        var retryKey: BatchKey? = nil
+        if !transient.isEmpty && jobFailure == nil {
+            retryKey = try await retryOrPark(transient, batch: batch, into: &writeBack)
+        } else {
+            for (token, reason) in transient {
+                writeBack.failures.append(.init(token: token, status: nil, reason: reason))
+            }
+        }
+        if let jobFailure {
+            _ = try await finish(batch, writeBack: writeBack, retry: nil)
+            let stopped = try await stopJob(job, reason: "APNs rejected the job: \(jobFailure)", batch: nil)
+            return stopped ? .completed(jobFinished: .failed) : .completed(jobFinished: nil)
+        }
+        return try await finish(batch, writeBack: writeBack, retry: retryKey)
+    }
+
+    // MARK: Devices and requests
+
+    /// The devices of a batch: its explicit tokens (with their stored locales when payloads vary), or its key range
+    /// of the job's audience read again now.
+    private func devices(of batch: BatchMessage, job: PreparedJob) async throws -> [StoredDevice] {
+        if let tokens = batch.tokens {
+            let parsed = tokens.map(DeviceToken.init(trustedHex:))
+            guard job.template.variesPerDevice else {
+                return parsed.map { StoredDevice(token: $0, locale: nil, registeredAt: 0) }
+            }
+            let stored = Dictionary(
+                try await store.devices(app: job.app, tokens: parsed).map { ($0.token, $0) },
+                uniquingKeysWith: { first, _ in first }
+            )
+            return parsed.map { stored[$0] ?? StoredDevice(token: $0, locale: nil, registeredAt: 0) }
+        }
+        var devices: [StoredDevice] = []
+        var cursor = batch.after
+        while true {
+            let page = try await store.devicesPage(
+                app: job.app,
+                filter: job.audience.filter,
+                after: cursor,
+                through: batch.through,
+                limit: configuration.batchSize
+            )
+            devices += page
+            guard page.count == configuration.batchSize, let last = page.last else { break }
+            cursor = last.token.hex
+        }
+        return devices
+    }
+
+    private func makeRequests(
+        for devices: [StoredDevice],
+        job: PreparedJob,
+        bundleID: String,
+        badges: [String: Int]
+    ) -> [APNSRequest] {
+        let template = job.template
+        guard template.variesPerDevice else {
+            return devices.map { template.request(to: $0.token, bundleID: bundleID) }
+        }
+        var byVariant: [String: [UInt8]] = [:]
+        return devices.map { device in
+            let variant = template.variant(for: device.locale)
+            let payload: [UInt8]
+            if let badge = badges[device.token.hex] {
+                payload = template.payload(variant: variant, badge: badge)
+            } else if let cached = byVariant[variant ?? ""] {
+                payload = cached
+            } else {
+                payload = template.payload(variant: variant, badge: nil)
+                byVariant[variant ?? ""] = payload
+            }
+            return template.request(to: device.token, bundleID: bundleID, payload: payload)
+        }
+    }
+
+    // MARK: Sending
+
+    /// Sends every request with at most `sendConcurrency` in flight, in throttled chunks if the job has a rate.
+    private func send(
+        _ requests: [APNSRequest],
+        job: PreparedJob,
+        client: APNSClient,
+        throttle: Int?,
+        publishedAt: Int64
+    ) async throws -> [(DeviceToken, Disposition, Int)] {
+        let stop = StopFlag()
+        let policy = configuration.retryPolicy
+        let metrics = self.metrics
+        let chunk = throttle.map { max(1, min($0 / 10, configuration.sendConcurrency)) } ?? requests.count
+        var results: [(DeviceToken, Disposition, Int)] = []
+        results.reserveCapacity(requests.count)
+        var index = 0
+        while index < requests.count {
+            let slice = requests[index..<min(index + chunk, requests.count)]
+            index += slice.count
+            if let throttle {
+                let wait = try await store.throttle(job: job.id, count: slice.count, perSecond: throttle)
+                if wait > .zero { try await Task.sleep(for: wait) }
+            }
+            results += await withTaskGroup(of: (DeviceToken, Disposition, Int).self) { group in
+                var collected: [(DeviceToken, Disposition, Int)] = []
+                var inFlight = 0
+                for request in slice {
+                    if inFlight >= configuration.sendConcurrency, let result = await group.next() {
+                        collected.append(result)
+                        inFlight -= 1
+                    }
+                    group.addTask {
+                        await Self.sendOne(request, client: client, policy: policy, stop: stop, metrics: metrics, publishedAt: publishedAt)
+                    }
+                    inFlight += 1
+                }
+                for await result in group { collected.append(result) }
+                return collected
+            }
+        }
+        return results
+    }
+
+    /// One notification with brief in-process retries of transient failures.
+    private static func sendOne(
+        _ request: APNSRequest,
+        client: APNSClient,
+        policy: RetryPolicy,
+        stop: StopFlag,
+        metrics: WorkerMetrics,
+        publishedAt: Int64
+    ) async -> (DeviceToken, Disposition, Int) {
+        var attempt = 1
+        while true {
+            if stop.isSet { return (request.deviceToken, .failJob(reason: StopFlag.stopped), attempt - 1) }
+            let result: DeliveryResult
+            do {
+                result = .answered(try await client.send(request))
+            } catch let error as APNSTransportError {
+                result = .transportFailure(error.code.description)
+            } catch {
+                result = .transportFailure("transport")
+            }
+            let decided = disposition(for: result, attempt: attempt, policy: policy, jitter: Double.random(in: 0...1))
+            switch decided {
+            case .retry(_, let delay):
+                try? await Task.sleep(for: delay)
+                attempt += 1
+                continue
+            case .failJob:
+                stop.set()
+            case .delivered:
+                let elapsed = Int64(Date().timeIntervalSince1970 * 1000) - publishedAt
+                metrics.latency.recordMilliseconds(max(elapsed, 0))
+            default:
+                break
+            }
+            return (request.deviceToken, decided, attempt - 1)
+        }
+    }
+
+    // MARK: Retries, parking, completion
+
+    /// Sends the transiently failed devices to the next retry queue, or parks them after the last attempt.
+    /// Returns the retry batch's key if there is one.
+    private func retryOrPark(
+        _ transient: [(DeviceToken, String)],
+        batch: BatchMessage,
+        into writeBack: inout WriteBack
+    ) async throws -> BatchKey? {
+        let reasons = Set(transient.map(\.1)).sorted().joined(separator: ", ")
+        let topology = configuration.topology
+        if batch.attempt < configuration.maximumBatchAttempts {
+            let retry = BatchMessage(
+                job: batch.job,
+                seq: batch.seq,
+                attempt: batch.attempt + 1,
+                tokens: transient.map(\.0.hex)
+            )
+            var properties = AMQPProperties(contentType: "application/json", messageID: "\(retry.key)")
+            properties.headers[ParkingHeader.attempts] = .int(Int64(batch.attempt))
+            properties.headers[ParkingHeader.reason] = .string(reasons)
+            try await publisher.publish(
+                Array(try JSONEncoder().encode(retry)),
+                routingKey: topology.retryQueue(after: batch.attempt),
+                properties: properties,
+                mandatory: true
+            )
+            writeBack.retried += transient.count
+            metrics.retriesQueued.increment(by: transient.count)
+            metrics.record(outcome: "retried", reason: "transient", count: transient.count)
+            return retry.key
+        }
+        let parked = BatchMessage(job: batch.job, seq: batch.seq, attempt: batch.attempt, tokens: transient.map(\.0.hex))
+        try await Parking(publisher: publisher, topology: topology).park(
+            Array(try JSONEncoder().encode(parked)),
+            properties: AMQPProperties(contentType: "application/json", messageID: "\(parked.key)"),
+            reason: "transient failures after \(batch.attempt) attempts: \(reasons)",
+            attempts: batch.attempt,
+            origin: topology.batches
+        )
+        metrics.devicesParked.increment(by: transient.count)
+        for (token, reason) in transient {
+            writeBack.failures.append(.init(token: token, status: nil, reason: "\(reason) (after \(batch.attempt) attempts)"))
+        }
+        metrics.record(outcome: "failed", reason: "exhausted", count: transient.count)
+        return nil
+    }
+
+    private func finish(_ batch: BatchMessage, writeBack: WriteBack, retry: BatchKey?) async throws -> Outcome {
+        guard let result = try await store.complete(batch.key, with: writeBack, retry: retry) else {
+            metrics.batchesDuplicate.increment()
+            return .alreadyDone
+        }
+        metrics.batchesCompleted.increment()
+        if let state = result.jobFinished { metrics.jobFinished(state: state.rawValue) }
+        return .completed(jobFinished: result.jobFinished)
+    }
+
+    /// Stops a job that can never succeed: marks it failed and parks its spec once, whichever worker sees it first.
+    /// With `batch`, that batch is completed without sending. Returns true for the one caller that stopped it.
+    func stopJob(_ job: PreparedJob, reason: String, batch: BatchMessage?) async throws -> Bool {
+        if let batch {
+            _ = try await store.complete(batch.key, with: WriteBack(jobID: job.id, app: job.app), retry: nil)
+        }
+        guard try await store.failJob(id: job.id, reason: reason) else { return false }
+        logger.warning("job stopped", metadata: ["job": "\(job.id)", "reason": "\(reason)"])
+        try await Parking(publisher: publisher, topology: configuration.topology).park(
+            Array(try JSONEncoder().encode(job.spec)),
+            properties: AMQPProperties(contentType: "application/json", messageID: job.id),
+            reason: reason,
+            attempts: 1,
+            origin: configuration.topology.jobs
+        )
+        metrics.jobsParked.increment()
+        metrics.jobFinished(state: JobState.failed.rawValue)
+        return true
+    }
+}
+
+/// Set once when APNs rejects the job as a whole, so that the rest of the batch is not sent.
+final class StopFlag: Sendable {
+    /// The reason given to notifications not sent because the job stopped.
+    static let stopped = APNSReason(rawValue: "JobStopped")
+
+    private let flag = Atomic(false)
+
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+
+    func set() { flag.store(true, ordering: .relaxed) }
+}
+
+extension PreparedJob.Audience {
+    /// The device filter that reads this audience from PostgreSQL (tokens are never read by filter).
+    var filter: DeviceFilter {
+        switch self {
+        case .tokens: .all
+        case .users(let users): .users(users)
+        case .topic(let topic, let locales): locales.map { .locales(.topic(topic), $0) } ?? .topic(topic)
+        case .all(let locales): locales.map { .locales(.all, $0) } ?? .all
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import APNSCore
+import Foundation
+import HeraldCore
+import HeraldStore
+import Logging
+import RabbitMQ
+
+/// Turns a registered job into batches: explicit tokens in chunks, everything else by keyset pages of its audience
+/// in PostgreSQL, so that memory never grows with the audience. A job that fits in one batch is delivered right
+/// here; larger ones are published to `herald.batches` with confirms for every worker to share.
+///
+/// Planning resumes where it stopped: the cursor moves only after a batch is published, so a crash re-publishes at
+/// most the batch it was on (and its delivery is deduplicated by the batch's completion record).
+struct Planner: Sendable {
+    let store: Store
+    let configuration: WorkerConfiguration
+    let publisher: AMQPConnection
+    let deliverer: BatchDeliverer
+    let metrics: WorkerMetrics
+    let logger: Logger
+
+    /// Plans the job from `cursor`; returns the job's final state if it finished while planning.
+    func plan(_ job: PreparedJob, cursor: String?, nextSeq: Int, planned: Bool) async throws -> JobState? {
+        if !planned {
+            switch job.audience {
+            case .tokens(let tokens):
+                try await planTokens(job, tokens: tokens, from: Int(cursor ?? "0") ?? 0, nextSeq: nextSeq)
+            case .users, .topic, .all:
+                try await planAudience(job, cursor: cursor, nextSeq: nextSeq)
+            }
+        }
+        return try await store.finishPlanning(job: job.id)
+    }
+
+    private func planTokens(_ job: PreparedJob, tokens: [DeviceToken], from start: Int, nextSeq: Int) async throws {
+        let size = configuration.batchSize
+        if start == 0 && tokens.count <= size {
+            _ = try await deliverer.deliver(BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex)))
+            _ = try await store.recordPlanned(BatchKey(job: job.id, seq: 0, attempt: 1), cursor: String(tokens.count))
+            return
+        }
+        var index = start
+        var seq = nextSeq
+        while index < tokens.count {
+            let slice = tokens[index..<min(index + size, tokens.count)]
+            let batch = BatchMessage(job: job.id, seq: seq, attempt: 1, tokens: slice.map(\.hex))
+            try await publish(batch)
+            index += slice.count
+            guard try await store.recordPlanned(batch.key, cursor: String(index)) else { return }
+            seq += 1
+        }
+    }
+
+    private func planAudience(_ job: PreparedJob, cursor start: String?, nextSeq: Int) async throws {
+        let size = configuration.batchSize
+        var cursor = start
+        var seq = nextSeq
+        while true {
+            let page = try await store.devicesPage(app: job.app, filter: job.audience.filter, after: cursor, limit: size)
+            if seq == 0 && page.count < size {
+                // The whole audience fits in one batch: deliver it here instead of through the queue.
+                let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, after: nil, through: page.last?.token.hex ?? "")
+                _ = try await deliverer.deliver(batch)
+                _ = try await store.recordPlanned(batch.key, cursor: page.last?.token.hex)
+                return
+            }
+            guard let last = page.last else { return }
+            let batch = BatchMessage(job: job.id, seq: seq, attempt: 1, after: cursor, through: last.token.hex)
+            try await publish(batch)
+            guard try await store.recordPlanned(batch.key, cursor: last.token.hex) else {
+                logger.info("planning stopped: job no longer running", metadata: ["job": "\(job.id)"])
+                return
+            }
+            cursor = last.token.hex
+            seq += 1
+            if page.count < size { return }
+        }
+    }
+
+    private func publish(_ batch: BatchMessage) async throws {
+        try await publisher.publish(
+            Array(try JSONEncoder().encode(batch)),
+            routingKey: configuration.topology.batches,
+            properties: AMQPProperties(contentType: "application/json", messageID: "\(batch.key)"),
+            mandatory: true
+        )
+        metrics.batchesPublished.increment()
+    }
+}

@@ -1,0 +1,53 @@
+import HeraldStore
+import Logging
+import RabbitMQ
+import ServiceLifecycle
+
+/// Releases scheduled jobs when their `send_at` comes: takes due jobs with `FOR UPDATE SKIP LOCKED` (so any number
+/// of workers can run it), publishes each back to `herald.jobs` with a confirm, and marks it queued in the same
+/// transaction. Also forgets finished jobs past the idempotency retention window.
+struct Scheduler: Sendable {
+    let store: Store
+    let configuration: WorkerConfiguration
+    let publisher: AMQPConnection
+    let metrics: WorkerMetrics
+    let logger: Logger
+
+    func run() async throws {
+        var lastPurge = ContinuousClock.now
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                while try await releaseDue() == 100 {}
+                if ContinuousClock.now - lastPurge > .seconds(3600) {
+                    let retention = Int(configuration.idempotencyRetention.components.seconds)
+                    try await store.purgeFinishedJobs(olderThanSeconds: retention)
+                    lastPurge = .now
+                }
+            } catch {
+                logger.error("scheduler pass failed", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: configuration.schedulerInterval)
+        }
+    }
+
+    /// One pass; returns how many jobs it released.
+    func releaseDue() async throws -> Int {
+        let topology = configuration.topology
+        let publisher = self.publisher
+        let released = try await store.releaseDueJobs(limit: 100) { due in
+            for job in due {
+                try await publisher.publish(
+                    Array(job.spec.utf8),
+                    routingKey: topology.jobs,
+                    properties: AMQPProperties(contentType: "application/json", messageID: job.id),
+                    mandatory: true
+                )
+            }
+        }
+        if released > 0 {
+            metrics.jobsScheduledReleased.increment(by: released)
+            logger.info("scheduled jobs released", metadata: ["count": "\(released)"])
+        }
+        return released
+    }
+}

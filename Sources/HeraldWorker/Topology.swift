@@ -1,0 +1,99 @@
+import RabbitMQ
+
+/// The queues Herald uses, declared idempotently at start-up from this one definition (and exported as a RabbitMQ
+/// definitions file by `herald topology export`).
+public struct Topology: Sendable, Hashable {
+    /// classic or quorum queues.
+    public enum QueueType: String, Sendable, Hashable, CaseIterable {
+        case classic
+        case quorum
+    }
+
+    /// The name prefix, `herald` by default (tests and tenants sharing a broker use their own).
+    public var prefix: String
+    /// The queue type of the work queues.
+    public var queueType: QueueType
+    /// Delays of the retry queues, one queue each; attempt n+1 of a batch waits in the n-th.
+    public var retryDelays: [Duration]
+    /// Quorum queues: deliveries of one message before the broker drops it as poison.
+    public var deliveryLimit: Int
+
+    public init(
+        prefix: String = "herald",
+        queueType: QueueType = .classic,
+        retryDelays: [Duration] = [.seconds(1), .seconds(10), .seconds(60), .seconds(600)],
+        deliveryLimit: Int = 20
+    ) {
+        self.prefix = prefix
+        self.queueType = queueType
+        self.retryDelays = retryDelays
+        self.deliveryLimit = deliveryLimit
+    }
+
+    /// Where producers publish jobs (default exchange, routing key = queue name).
+    public var jobs: String { prefix + ".jobs" }
+    /// Where the planner publishes batches of large audiences.
+    public var batches: String { prefix + ".batches" }
+    /// Where messages that can never succeed go, with `x-herald-reason`.
+    public var parked: String { prefix + ".parked" }
+
+    /// The retry queue for the attempt after `attempt` (attempt 1 failed → the first delay).
+    public func retryQueue(after attempt: Int) -> String {
+        let index = min(max(attempt - 1, 0), retryDelays.count - 1)
+        return retryQueueName(retryDelays[index])
+    }
+
+    /// Every retry queue with its delay.
+    public var retryQueues: [(name: String, delay: Duration)] { retryDelays.map { (retryQueueName($0), $0) } }
+
+    func retryQueueName(_ delay: Duration) -> String {
+        let ms = Self.milliseconds(delay)
+        let label =
+            ms % 60_000 == 0 ? "\(ms / 60_000)m" : ms % 1000 == 0 ? "\(ms / 1000)s" : "\(ms)ms"
+        return prefix + ".retry." + label
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// The arguments of a work queue.
+    public var workQueueArguments: AMQPTable {
+        switch queueType {
+        case .classic: return [:]
+        case .quorum: return ["x-queue-type": .string("quorum"), "x-delivery-limit": .int(Int64(deliveryLimit))]
+        }
+    }
+
+    /// The arguments of a retry queue: messages wait out the TTL, then dead-letter back to the batches queue.
+    /// One queue per delay, so a long delay never blocks a short one (no head-of-line blocking).
+    public func retryQueueArguments(delay: Duration) -> AMQPTable {
+        var arguments: AMQPTable = [
+            "x-message-ttl": .int(Self.milliseconds(delay)),
+            "x-dead-letter-exchange": .string(""),
+            "x-dead-letter-routing-key": .string(batches),
+        ]
+        if queueType == .quorum { arguments["x-queue-type"] = .string("quorum") }
+        return arguments
+    }
+
+    /// Declares every queue, idempotently.
+    public func declare(on connection: AMQPConnection) async throws {
+        _ = try await connection.declareQueue(jobs, durable: true, arguments: workQueueArguments)
+        _ = try await connection.declareQueue(batches, durable: true, arguments: workQueueArguments)
+        for (name, delay) in retryQueues {
+            _ = try await connection.declareQueue(name, durable: true, arguments: retryQueueArguments(delay: delay))
+        }
+        var parkedArguments: AMQPTable = [:]
+        if queueType == .quorum { parkedArguments["x-queue-type"] = .string("quorum") }
+        _ = try await connection.declareQueue(parked, durable: true, arguments: parkedArguments)
+    }
+}
+
+/// Header names on parked and retried messages.
+public enum ParkingHeader {
+    public static let reason = "x-herald-reason"
+    public static let attempts = "x-herald-attempts"
+    public static let originQueue = "x-herald-origin-queue"
+}
