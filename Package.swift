@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "herald", targets: ["HeraldCLI"]),
         .library(name: "APNSCore", targets: ["APNSCore"]),
         .library(name: "RabbitMQ", targets: ["RabbitMQ"]),
+        .library(name: "HeraldProducer", targets: ["HeraldProducer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -19,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         // MARK: C libraries, each wrapped once
@@ -101,11 +104,42 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        .target(
+            name: "HeraldAPI",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStore",
+                "HeraldWorker",
+                "HeraldProducer",
+                "RabbitMQ",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "HeraldProducer",
+            dependencies: [
+                "HeraldCore",
+                "APNSCore",
+                "RabbitMQ",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
+                "HeraldAPI",
+                "HeraldProducer",
                 "HeraldCore",
                 "HeraldStore",
                 "HeraldWorker",
@@ -118,6 +152,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         .target(
@@ -151,6 +187,14 @@ let package = Package(
         .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
         .testTarget(name: "HeraldWorkerTests", dependencies: ["HeraldWorker", "HeraldTestSupport"]),
         .testTarget(name: "HeraldCLITests", dependencies: ["HeraldCLI", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldAPITests",
+            dependencies: [
+                "HeraldAPI", "HeraldTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(name: "HeraldProducerTests", dependencies: ["HeraldProducer", "HeraldTestSupport"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["HeraldWorker", "HeraldStore", "APNSSimulator", "RabbitMQ", "HeraldTestSupport"]

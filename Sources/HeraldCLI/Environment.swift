@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
+import Prometheus
 import Synchronization
 
 /// Reading the process environment, in one place.
@@ -33,6 +35,22 @@ enum LogSetup {
                 handler.logLevel = parsed
                 return handler
             }
+        }
+    }
+}
+
+/// The process's one metrics bootstrap: swift-metrics into a Prometheus registry that `/metrics` serves.
+enum MetricsSetup {
+    private static let registry = Mutex<PrometheusCollectorRegistry?>(nil)
+
+    /// Bootstraps swift-metrics once and returns the registry.
+    static func bootstrapOnce() -> PrometheusCollectorRegistry {
+        registry.withLock { existing in
+            if let existing { return existing }
+            let created = PrometheusCollectorRegistry()
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: created))
+            existing = created
+            return created
         }
     }
 }

@@ -26,6 +26,21 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "Queue name prefix.")
     var queuePrefix: String = "herald"
 
+    @Option(help: "Queue type of the work queues: classic or quorum.")
+    var queueType: String = "classic"
+
+    @Option(help: "Batches delivered at once (AMQP prefetch on herald.batches).")
+    var batchPrefetch: UInt16 = 4
+
+    @Option(help: "Devices per batch.")
+    var batchSize: Int = 1000
+
+    @Option(help: "Address for /metrics and /health (env HERALD_METRICS_HOST).")
+    var metricsHost: String?
+
+    @Option(help: "Port for /metrics and /health; 0 disables (env HERALD_METRICS_PORT).")
+    var metricsPort: Int?
+
     func run() async throws {
         let logger = services.makeLogger(label: "herald.worker")
         var configuration = try WorkerCommand.configuration(
@@ -33,8 +48,17 @@ struct WorkerCommand: AsyncParsableCommand {
             appsFile: try Environment.value(appsFile, "HERALD_APPS_FILE", what: "--apps-file")
         )
         configuration.prefetch = prefetch
+        configuration.batchPrefetch = batchPrefetch
+        configuration.batchSize = batchSize
         configuration.connectionsPerApp = connections
-        configuration.topology = Topology(prefix: queuePrefix)
+        guard let type = Topology.QueueType(rawValue: queueType) else {
+            throw ValidationError("--queue-type must be classic or quorum")
+        }
+        configuration.topology = Topology(prefix: queuePrefix, queueType: type)
+        configuration.operationsHost = metricsHost ?? Environment.get("HERALD_METRICS_HOST") ?? "0.0.0.0"
+        let port = metricsPort ?? Environment.get("HERALD_METRICS_PORT").flatMap(Int.init) ?? 9464
+        configuration.operationsPort = port == 0 ? nil : port
+        configuration.metricsRegistry = MetricsSetup.bootstrapOnce()
         let group = try buildWorker(configuration: configuration, logger: logger)
         try await group.run()
     }

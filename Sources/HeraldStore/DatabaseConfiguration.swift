@@ -60,3 +60,18 @@ public struct DatabaseConfiguration: Sendable, CustomStringConvertible {
     /// Redacted: no password.
     public var description: String { "postgres://\(username)@\(host):\(port)/\(database)" }
 }
+
+extension DatabaseConfiguration {
+    /// The URL form, password included: for handing to a child process's environment, never for logs.
+    public var url: String {
+        var components = URLComponents()
+        components.scheme = "postgres"
+        components.host = host
+        components.port = port
+        components.user = username
+        components.password = password
+        components.path = "/" + database
+        if requireTLS { components.queryItems = [URLQueryItem(name: "sslmode", value: "require")] }
+        return components.string ?? ""
+    }
+}

@@ -51,3 +51,12 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// A round trip to the database, for readiness checks.
+    public func ping() async throws(StoreError) {
+        try await run("pinging the database") {
+            try await client.query("SELECT 1", logger: logger)
+        }
+    }
+}

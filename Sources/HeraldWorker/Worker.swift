@@ -5,6 +5,7 @@ import NIOPosix
 import PostgresNIO
 import RabbitMQ
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// Builds a worker: the PostgreSQL pool, one APNs client per app, and the pipeline (planner, deliverer, scheduler)
@@ -28,14 +29,31 @@ public func buildWorker(
         eventLoopGroup: eventLoopGroup,
         logger: logger
     )
-    let pipeline = Pipeline(configuration: configuration, store: store, clients: clients, logger: logger)
+    let state = PipelineState()
+    let pipeline = Pipeline(configuration: configuration, store: store, clients: clients, state: state, logger: logger)
+    var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: postgres)]
+    if let port = configuration.operationsPort {
+        let readiness = Readiness {
+            let database = (try? await store.ping()) != nil
+            return ["postgres": database, "amqp": state.isConsuming]
+        }
+        services.append(
+            .init(
+                service: OperationsServer(
+                    host: configuration.operationsHost,
+                    port: port,
+                    registry: configuration.metricsRegistry,
+                    readiness: readiness,
+                    logger: logger
+                )
+            )
+        )
+    }
+    services.append(.init(service: APNSClientsService(clients: clients)))
+    services.append(.init(service: pipeline, successTerminationBehavior: .gracefullyShutdownGroup))
     return ServiceGroup(
         configuration: .init(
-            services: [
-                .init(service: postgres),
-                .init(service: APNSClientsService(clients: clients)),
-                .init(service: pipeline, successTerminationBehavior: .gracefullyShutdownGroup),
-            ],
+            services: services,
             gracefulShutdownSignals: gracefulShutdownSignals,
             logger: logger
         )
@@ -48,17 +66,24 @@ struct Pipeline: Service {
     let configuration: WorkerConfiguration
     let store: Store
     let clients: APNSClients
+    let state: PipelineState
     let logger: Logger
 
     func run() async throws {
         let metrics = WorkerMetrics()
-        var publisherConfiguration = configuration.amqp
+        // Losing the broker must not stop the worker: both connections reconnect (the default policy unless one is
+        // configured), redeclare the topology, and the consumers resume; what was in hand comes back redelivered.
+        var consumerConfiguration = configuration.amqp
+        consumerConfiguration.reconnect = consumerConfiguration.reconnect ?? ReconnectPolicy()
+        var publisherConfiguration = consumerConfiguration
         publisherConfiguration.connectionName = (configuration.amqp.connectionName ?? "herald-worker") + "-publisher"
-        let publisher = try await AMQPConnection.connect(publisherConfiguration, logger: logger)
+        let topology = configuration.topology
+        let declareTopology: AMQPConnection.ConnectHook = { try await topology.declare(on: $0) }
+        let publisher = try await AMQPConnection.connect(publisherConfiguration, logger: logger, onConnect: declareTopology)
         let consumerConnection: AMQPConnection
         do {
-            try await configuration.topology.declare(on: publisher)
-            consumerConnection = try await AMQPConnection.connect(configuration.amqp, logger: logger)
+            consumerConnection = try await AMQPConnection.connect(
+                consumerConfiguration, logger: logger, onConnect: declareTopology)
         } catch {
             await publisher.close()
             throw error
@@ -81,6 +106,8 @@ struct Pipeline: Service {
         )
         let scheduler = Scheduler(store: store, configuration: configuration, publisher: publisher, metrics: metrics, logger: logger)
 
+        state.setConsuming(true)
+        defer { state.setConsuming(false) }
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -116,4 +143,13 @@ struct APNSClientsService: Service {
         try? await gracefulShutdown()
         await clients.shutdown()
     }
+}
+
+/// Whether the pipeline is consuming, for the readiness check.
+final class PipelineState: Sendable {
+    private let consuming = Atomic(false)
+
+    var isConsuming: Bool { consuming.load(ordering: .relaxed) }
+
+    func setConsuming(_ value: Bool) { consuming.store(value, ordering: .relaxed) }
 }

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldStore
+import Prometheus
 import RabbitMQ
 
 /// Everything a worker needs, already read and checked by the CLI.
@@ -34,6 +35,12 @@ public struct WorkerConfiguration: Sendable {
     public var requestTimeout: Duration = .seconds(10)
     /// Brief in-process retries of transient failures before a batch's failures go to the retry queues.
     public var retryPolicy: RetryPolicy = .init(maximumAttempts: 2, baseDelay: .milliseconds(100), maximumDelay: .seconds(1))
+
+    /// Where to serve `/metrics`, `/health/live` and `/health/ready` (nil: not served). Port 0 picks one.
+    public var operationsHost: String = "127.0.0.1"
+    public var operationsPort: Int? = nil
+    /// The registry `/metrics` exposes: the one the process bootstrapped swift-metrics with.
+    public var metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
 
     /// Called after each job's outcome is written and acknowledged (or the message parked): for embedding
     /// applications and tests that wait for events rather than time.

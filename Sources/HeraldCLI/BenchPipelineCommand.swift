@@ -1,0 +1,176 @@
+import APNSCore
+import ArgumentParser
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldWorker
+import Logging
+import RabbitMQ
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `herald bench pipeline`: the whole pipeline against a fast HTTP/2 sink, with real worker processes.
+///
+/// (a) `--scenario broadcast`: one job to `--devices` imported devices; (b) `--scenario jobs`: `--jobs` single-device
+/// jobs. Prints notifications/s (publish of the first job to the last result written), p50/p99 end-to-end latency
+/// (per job for (b); per notification at batch granularity for (a)) and the workers' peak RSS.
+struct BenchPipelineCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pipeline",
+        abstract: "Measure the pipeline end to end: one broadcast, or many single-device jobs, against an HTTP/2 sink."
+    )
+
+    @OptionGroup var services: ServiceOptions
+
+    @Option(help: "broadcast (one job to every device) or jobs (one job per device).")
+    var scenario: String = "broadcast"
+
+    @Option(help: "Devices to import (broadcast) or jobs to publish (jobs).")
+    var devices = 1_000_000
+
+    @Option(help: "The sink, e.g. https://127.0.0.1:58443 (deploy/dev/sink.sh start).")
+    var endpoint = "https://127.0.0.1:58443"
+
+    @Option(help: "CA of the sink's certificate.") var caFile = ".state/demo/ca.pem"
+    @Option(help: "A P-256 .p8 key to sign provider tokens with.") var keyFile = ".state/demo/AuthKey_DEMOKEY123.p8"
+    @Option(help: "Worker processes.") var workers = 1
+    @Option(help: "HTTP/2 connections per worker.") var connections = 1
+    @Option(help: "Queue type: classic or quorum.") var queueType = "classic"
+    @Option(help: "The directory of SQL migrations.") var schemas = "schemas"
+    @Flag(help: "Print one JSON object.") var json = false
+
+    func run() async throws {
+        let logger = services.makeLogger(label: "herald.bench")
+        guard scenario == "broadcast" || scenario == "jobs" else { throw ValidationError("--scenario is broadcast or jobs") }
+        guard Topology.QueueType(rawValue: queueType) != nil else { throw ValidationError("--queue-type is classic or quorum") }
+        let amqpURL = try services.resolvedAMQPURL()
+        let databaseURL = try services.resolvedDatabaseURL()
+        let database = try DatabaseConfiguration(url: databaseURL)
+        let app = "com.herald.bench"
+        let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let prefix = "bench-\(run)"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(prefix).path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        let apps = AppsFile(apps: [
+            AppConfiguration(
+                id: app, topic: app, environment: .sandbox, endpoint: endpoint,
+                caFile: URL(fileURLWithPath: caFile).standardizedFileURL.path,
+                auth: .token(teamID: "BENCHTEAM1", keyID: "BENCHKEY01", keyFile: URL(fileURLWithPath: keyFile).standardizedFileURL.path)
+            )
+        ])
+        try JSONEncoder().encode(apps).write(to: URL(fileURLWithPath: directory + "/apps.json"))
+
+        let count = devices
+        let isBroadcast = scenario == "broadcast"
+        let result = try await Store.withStore(database, logger: logger) { store in
+            try await store.migrate(try Migration.load(from: schemas))
+            try await store.deleteDevices(app: app)
+            FileHandle.standardError.write(Data("importing \(count) devices…\n".utf8))
+            var index = 0
+            while index < count {
+                let batch = (index..<min(index + 50_000, count)).map { DeviceRecord(token: Self.token($0)) }
+                _ = try await store.importDevices(batch, app: app)
+                index += batch.count
+            }
+
+            let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: amqpURL), logger: logger)
+            let topology = Topology(prefix: prefix, queueType: Topology.QueueType(rawValue: queueType)!)
+            try await topology.declare(on: connection)
+            let processes = try (0..<workers).map { _ in
+                try spawnWorker(appsFile: directory + "/apps.json", prefix: prefix, amqpURL: amqpURL, databaseURL: databaseURL)
+            }
+            defer { for process in processes where process.isRunning { process.terminate() } }
+            while try await connection.declareQueue(topology.jobs, durable: true, arguments: topology.workQueueArguments).consumerCount < workers {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+
+            FileHandle.standardError.write(Data("publishing…\n".utf8))
+            let started = ContinuousClock.now
+            if isBroadcast {
+                try await publish(Job(id: prefix, app: app, target: .all, notification: Self.notification), on: connection, topology: topology)
+                while try await store.job(id: prefix)?.state.isFinal != true { try await Task.sleep(for: .milliseconds(20)) }
+            } else {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for i in 0..<count {
+                        if i >= 256 { try await group.next() }
+                        let job = Job(id: "\(prefix)-\(i)", app: app, target: .tokens([Self.token(i).hex]), notification: Self.notification)
+                        group.addTask { try await publish(job, on: connection, topology: topology) }
+                    }
+                    try await group.waitForAll()
+                }
+                while try await store.finishedJobCount(idPrefix: prefix + "-") < count { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            let elapsed = ContinuousClock.now - started
+            let rss = processes.map { Self.peakRSSMegabytes(pid: $0.processIdentifier) }.max() ?? 0
+            let latency = isBroadcast ? try await store.batchLatency(job: prefix) : try await store.jobLatency(idPrefix: prefix + "-")
+            for process in processes { process.terminate() }
+            for process in processes { process.waitUntilExit() }
+            for queue in [topology.jobs, topology.batches, topology.parked] + topology.retryQueues.map(\.name) {
+                try? await connection.deleteQueue(queue)
+            }
+            await connection.close()
+            try await store.deleteDevices(app: app)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            return (Double(count) / seconds, latency, rss, seconds)
+        }
+        let (perSecond, latency, rss, seconds) = result
+        if json {
+            print(
+                #"{"scenario":"\#(scenario)","notifications":\#(count),"workers":\#(workers),"seconds":\#(Self.fixed(seconds)),"notifications_per_second":\#(Self.fixed(perSecond)),"p50_ms":\#(Self.fixed(latency.p50Milliseconds)),"p99_ms":\#(Self.fixed(latency.p99Milliseconds)),"peak_rss_mb":\#(Self.fixed(rss))}"#
+            )
+        } else {
+            print("scenario \(scenario): \(count) notifications, \(workers) worker(s), \(Self.fixed(seconds)) s")
+            print("  notifications/s  \(Self.fixed(perSecond))")
+            print("  latency p50 / p99  \(Self.fixed(latency.p50Milliseconds)) ms / \(Self.fixed(latency.p99Milliseconds)) ms")
+            print("  peak worker RSS  \(Self.fixed(rss)) MB")
+        }
+    }
+
+    static let notification = JobNotification(
+        aps: ["alert": ["title": "Herald", "body": "A benchmark notification of a realistic size, about two hundred and fifty bytes in all, with a title, a body and a little custom data beside it."]],
+        custom: ["kind": "bench", "ref": 12345]
+    )
+
+    static func token(_ n: Int) -> DeviceToken {
+        let hex = String(n, radix: 16)
+        return DeviceToken(trustedHex: "be" + String(repeating: "0", count: 62 - hex.count) + hex)
+    }
+
+    static func fixed(_ value: Double) -> String { String(format: "%.1f", value) }
+
+    private func publish(_ job: Job, on connection: AMQPConnection, topology: Topology) async throws {
+        try await connection.publish(
+            Array(try JSONEncoder().encode(job)),
+            routingKey: topology.jobs,
+            properties: AMQPProperties(contentType: "application/json", messageID: job.id, timestamp: Int64(Date().timeIntervalSince1970))
+        )
+    }
+
+    private func spawnWorker(appsFile: String, prefix: String, amqpURL: String, databaseURL: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = [
+            "worker", "--apps-file", appsFile, "--queue-prefix", prefix, "--queue-type", queueType,
+            "--connections", String(connections), "--metrics-port", "0", "--log-level", "warning",
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_AMQP_URL"] = amqpURL
+        environment["HERALD_DATABASE_URL"] = databaseURL
+        process.environment = environment
+        try process.run()
+        return process
+    }
+
+    /// The peak resident set size of a process (VmHWM), in MB.
+    static func peakRSSMegabytes(pid: Int32) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes / 1024
+    }
+}

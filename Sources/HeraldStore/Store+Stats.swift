@@ -1,0 +1,72 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// End-to-end latency percentiles, for benchmarks and reports.
+public struct LatencySummary: Sendable, Hashable {
+    /// Notifications (or jobs) measured.
+    public var count: Int
+    public var p50Milliseconds: Double
+    public var p99Milliseconds: Double
+}
+
+extension Store {
+    /// Latency from publish to completion of the jobs whose id starts with `prefix` (one device each): the exact
+    /// per-job figure.
+    public func jobLatency(idPrefix prefix: String) async throws(StoreError) -> LatencySummary {
+        let pattern = prefix.replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+        return try await run("reading job latencies") {
+            let rows = try await client.query(
+                """
+                SELECT count(*)::bigint,
+                       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - published_at)), 0)::float8 * 1000,
+                       coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - published_at)), 0)::float8 * 1000
+                FROM jobs WHERE id LIKE \(pattern) AND state = 'done'
+                """,
+                logger: logger
+            )
+            for try await (count, p50, p99) in rows.decode((Int64, Double, Double).self) {
+                return LatencySummary(count: Int(count), p50Milliseconds: p50, p99Milliseconds: p99)
+            }
+            return LatencySummary(count: 0, p50Milliseconds: 0, p99Milliseconds: 0)
+        }
+    }
+
+    /// Latency from the job's publish to each batch's completion, weighted by the notifications the batch sent: the
+    /// per-notification figure at batch granularity (a notification is counted when its batch's results are written).
+    public func batchLatency(job: String) async throws(StoreError) -> LatencySummary {
+        try await run("reading batch latencies") {
+            let rows = try await client.query(
+                """
+                WITH per_notification AS (
+                    SELECT extract(epoch FROM b.completed_at - j.published_at) AS latency
+                    FROM batches b JOIN jobs j ON j.id = b.job_id, generate_series(1, b.sent)
+                    WHERE b.job_id = \(job) AND b.state = 'done')
+                SELECT count(*)::bigint,
+                       coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY latency), 0)::float8 * 1000,
+                       coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY latency), 0)::float8 * 1000
+                FROM per_notification
+                """,
+                logger: logger
+            )
+            for try await (count, p50, p99) in rows.decode((Int64, Double, Double).self) {
+                return LatencySummary(count: Int(count), p50Milliseconds: p50, p99Milliseconds: p99)
+            }
+            return LatencySummary(count: 0, p50Milliseconds: 0, p99Milliseconds: 0)
+        }
+    }
+
+    /// How many jobs whose id starts with `prefix` are final.
+    public func finishedJobCount(idPrefix prefix: String) async throws(StoreError) -> Int {
+        let pattern = prefix.replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
+        return try await run("counting finished jobs") {
+            let rows = try await client.query(
+                "SELECT count(*)::bigint FROM jobs WHERE id LIKE \(pattern) AND state IN ('done', 'failed', 'cancelled')",
+                logger: logger
+            )
+            var count = 0
+            for try await n in rows.decode(Int64.self) { count = Int(n) }
+            return count
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import APNSCore
+import APNSSimulator
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldTestSupport
+import HeraldWorker
+import Logging
+import RabbitMQ
+import ServiceLifecycle
+
+/// One end-to-end scenario: a fresh database, a simulator, a unique queue prefix, workers run in-process exactly as
+/// `herald worker` builds them, and a publisher connection.
+final class WorkerHarness: Sendable {
+    static let app = "com.example.news"
+
+    let store: Store
+    let database: DatabaseConfiguration
+    let simulator: APNSSimulator
+    let port: Int
+    let apps: AppsFile
+    let appsDirectory: String
+    let topology: Topology
+    let publisher: AMQPConnection
+    let events = EventCollector<JobEvent>()
+    let logger = Logger(label: "e2e")
+
+    private init(store: Store, database: DatabaseConfiguration, simulator: APNSSimulator, port: Int, publisher: AMQPConnection, topology: Topology) throws {
+        self.store = store
+        self.database = database
+        self.simulator = simulator
+        self.port = port
+        (self.apps, self.appsDirectory) = try TestAPNs.appsFile(apps: [Self.app], port: port)
+        self.topology = topology
+        self.publisher = publisher
+    }
+
+    /// Runs `body` with a harness and cleans up (queues, simulator, database) afterwards.
+    static func with(
+        retryDelays: [Duration] = [.milliseconds(300), .milliseconds(300), .milliseconds(300)],
+        simulator configure: (inout APNSSimulatorConfiguration) -> Void = { _ in },
+        _ body: (WorkerHarness) async throws -> Void
+    ) async throws {
+        try await TemporaryDatabase.withMigratedStore { store, database in
+            let (simulator, port) = try await TestAPNs.startSimulator(configure)
+            let publisher = try await AMQPConnection.connect(try AMQPConfiguration(url: TestServices.amqpURL), logger: Logger(label: "e2e"))
+            let topology = Topology(prefix: TestServices.uniqueName("e2e"), retryDelays: retryDelays)
+            try await topology.declare(on: publisher)
+            let harness = try WorkerHarness(store: store, database: database, simulator: simulator, port: port, publisher: publisher, topology: topology)
+            do {
+                try await body(harness)
+            } catch {
+                await harness.cleanUp()
+                throw error
+            }
+            await harness.cleanUp()
+        }
+    }
+
+    private func cleanUp() async {
+        for queue in [topology.jobs, topology.batches, topology.parked] + topology.retryQueues.map(\.name) {
+            try? await publisher.deleteQueue(queue)
+        }
+        await publisher.close()
+        try? await simulator.stop()
+        try? FileManager.default.removeItem(atPath: appsDirectory)
+    }
+
+    /// A worker configuration for this scenario.
+    func configuration(_ adjust: (inout WorkerConfiguration) -> Void = { _ in }) throws -> WorkerConfiguration {
+        var configuration = WorkerConfiguration(
+            amqp: try AMQPConfiguration(url: TestServices.amqpURL),
+            database: database,
+            apps: apps,
+            appsDirectory: appsDirectory
+        )
+        configuration.topology = topology
+        let events = self.events
+        configuration.onJobHandled = { events.record($0) }
+        adjust(&configuration)
+        return configuration
+    }
+
+    /// Starts a worker; stop it with `stop(_:)`.
+    func startWorker(_ adjust: (inout WorkerConfiguration) -> Void = { _ in }) throws -> RunningWorker {
+        let group = try buildWorker(configuration: try configuration(adjust), gracefulShutdownSignals: [], logger: logger)
+        return RunningWorker(group: group, task: Task { try await group.run() })
+    }
+
+    /// Imports `count` devices: tokens `<prefix><n>` padded to 64 hex digits.
+    @discardableResult
+    func importDevices(
+        count: Int,
+        prefix: String = "beef",
+        make: (Int, DeviceToken) -> DeviceRecord = { _, token in DeviceRecord(token: token) }
+    ) async throws -> [DeviceRecord] {
+        let devices = (0..<count).map { i in make(i, Self.token(i, prefix: prefix)) }
+        var index = 0
+        while index < devices.count {
+            let slice = Array(devices[index..<min(index + 10_000, devices.count)])
+            _ = try await store.importDevices(slice, app: Self.app)
+            index += slice.count
+        }
+        return devices
+    }
+
+    static func token(_ n: Int, prefix: String = "beef") -> DeviceToken {
+        let hex = String(n, radix: 16)
+        return DeviceToken(trustedHex: prefix + String(repeating: "0", count: 64 - prefix.count - hex.count) + hex)
+    }
+
+    /// Publishes a job with confirm.
+    func publish(_ job: Job) async throws {
+        try await publisher.publish(
+            Array(try JSONEncoder().encode(job)),
+            routingKey: topology.jobs,
+            properties: AMQPProperties(contentType: "application/json", messageID: job.id)
+        )
+    }
+
+    /// Waits until the job with `id` is finished (by a worker event), returning its final state.
+    func waitUntilFinished(_ id: String) async -> JobState {
+        let events = await self.events.wait { events in
+            events.contains { if case .finished(id, _) = $0 { true } else { false } }
+        }
+        for case .finished(let job, let state) in events where job == id { return state }
+        return .failed
+    }
+
+    /// The simulator's accepted notifications for job `id` (payload custom key `job`), as tokens.
+    func received(job id: String) -> [String] {
+        simulator.records.compactMap { record in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(record.payload.utf8)) as? [String: Any],
+                object["job"] as? String == id
+            else { return nil }
+            return record.token
+        }
+    }
+
+    /// A job to every device, tagged so that its notifications can be told apart.
+    static func broadcast(id: String, notification: JobNotification? = nil) -> Job {
+        Job(id: id, app: app, target: .all, notification: notification ?? JobNotification(aps: ["alert": "hi"], custom: ["job": .string(id)]))
+    }
+}
+
+/// A worker running in this process.
+struct RunningWorker: Sendable {
+    let group: ServiceGroup
+    let task: Task<Void, any Error>
+
+    /// Graceful shutdown: stop consuming, finish what is in hand, then return.
+    func stop() async throws {
+        await group.triggerGracefulShutdown()
+        try await task.value
+    }
+}
