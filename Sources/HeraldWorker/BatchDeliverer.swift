@@ -19,6 +19,8 @@ struct BatchDeliverer: Sendable {
     let publisher: AMQPConnection
     let metrics: WorkerMetrics
     let logger: Logger
+    /// Jobs this worker has seen rejected as a whole, so that its other batches of them stop too.
+    let stoppedJobs = StoppedJobs()
 
     /// How a batch ended.
     enum Outcome: Sendable, Equatable {
@@ -192,13 +194,25 @@ struct BatchDeliverer: Sendable {
         throttle: Int?,
         publishedAt: Int64
     ) async throws -> [(DeviceToken, Disposition, Int)] {
-        let stop = StopFlag()
+        let stop = StopFlag(job: job.id, registry: stoppedJobs)
         let policy = configuration.retryPolicy
         let metrics = self.metrics
         let chunk = throttle.map { max(1, min($0 / 10, configuration.sendConcurrency)) } ?? requests.count
         var results: [(DeviceToken, Disposition, Int)] = []
         results.reserveCapacity(requests.count)
         var index = 0
+        // A probe: the batch's first notification goes alone, so that a job APNs rejects as a whole (bad topic,
+        // credentials, payload) costs one request per batch, not a batch's worth of concurrent ones.
+        if requests.count > 1 {
+            if let throttle {
+                let wait = try await store.throttle(job: job.id, count: 1, perSecond: throttle)
+                if wait > .zero { try await Task.sleep(for: wait) }
+            }
+            results.append(
+                await Self.sendOne(requests[0], client: client, policy: policy, stop: stop, metrics: metrics, publishedAt: publishedAt)
+            )
+            index = 1
+        }
         while index < requests.count {
             let slice = requests[index..<min(index + chunk, requests.count)]
             index += slice.count
@@ -343,16 +357,42 @@ struct BatchDeliverer: Sendable {
     }
 }
 
-/// Set once when APNs rejects the job as a whole, so that the rest of the batch is not sent.
+/// Set when APNs rejects the job as a whole, so that the rest of the batch — and the worker's other batches of
+/// the same job — are not sent.
 final class StopFlag: Sendable {
     /// The reason given to notifications not sent because the job stopped.
     static let stopped = APNSReason(rawValue: "JobStopped")
 
+    private let job: String
+    private let registry: StoppedJobs
     private let flag = Atomic(false)
 
-    var isSet: Bool { flag.load(ordering: .relaxed) }
+    init(job: String, registry: StoppedJobs) {
+        self.job = job
+        self.registry = registry
+    }
 
-    func set() { flag.store(true, ordering: .relaxed) }
+    var isSet: Bool { flag.load(ordering: .relaxed) || registry.contains(job) }
+
+    func set() {
+        flag.store(true, ordering: .relaxed)
+        registry.insert(job)
+    }
+}
+
+/// The jobs a worker has seen rejected as a whole (bounded: the oldest are forgotten).
+final class StoppedJobs: Sendable {
+    private let jobs = Mutex<[String]>([])
+
+    func contains(_ job: String) -> Bool { jobs.withLock { $0.contains(job) } }
+
+    func insert(_ job: String) {
+        jobs.withLock { jobs in
+            guard !jobs.contains(job) else { return }
+            jobs.append(job)
+            if jobs.count > 64 { jobs.removeFirst() }
+        }
+    }
 }
 
 extension PreparedJob.Audience {
