@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "5.0.1"),
     ],
     targets: [
         // MARK: C libraries, each wrapped once
@@ -194,10 +195,16 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
-        .testTarget(name: "HeraldProducerTests", dependencies: ["HeraldProducer", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldProducerTests",
+            dependencies: ["HeraldProducer", "HeraldWorker", "APNSSimulator", "HeraldTestSupport"]
+        ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["HeraldWorker", "HeraldStore", "APNSSimulator", "RabbitMQ", "HeraldTestSupport"]
+            dependencies: [
+                "HeraldWorker", "HeraldStore", "APNSSimulator", "RabbitMQ", "HeraldTestSupport",
+                .product(name: "Yams", package: "Yams"),
+            ]
         ),
     ]
 )

@@ -20,7 +20,9 @@ extension APNSSimulator {
         let uniqueID = UUID().uuidString.lowercased()
 
         let outcome: Result<APNSSimulatorRecord, Rejection>
-        switch decide(headers: headers, payload: payload, payloadSize: payloadSize, now: now, apnsID: apnsID, on: connection) {
+        switch decide(
+            headers: headers, payload: payload, payloadSize: payloadSize, now: now, apnsID: apnsID, on: connection)
+        {
         case .none:
             finish(countKey: "silent", record: nil)
             return nil
@@ -87,7 +89,8 @@ extension APNSSimulator {
         if configuration.badTokenPrefixes.contains(where: token.hasPrefix) {
             return .failure(Rejection(400, .badDeviceToken))
         }
-        if configuration.deadTokens.contains(token) || configuration.deadTokenPrefixes.contains(where: token.hasPrefix) {
+        if configuration.deadTokens.contains(token) || configuration.deadTokenPrefixes.contains(where: token.hasPrefix)
+        {
             return .failure(Rejection(410, .unregistered, timestamp: configuration.deadTimestamp ?? now * 1000))
         }
         if !configuration.injectedFailures.isEmpty,

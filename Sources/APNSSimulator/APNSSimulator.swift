@@ -11,6 +11,27 @@ import Synchronization
 /// reasons), records what it accepts and breaks on demand.
 ///
 /// Built on swift-nio-http2 so that it shares no code with the nghttp2-based client it tests.
+///
+/// Checks, in order (the first that fails answers; every answer carries `apns-id` and `apns-unique-id`):
+/// 1. a header name sent twice → 400 DuplicateHeaders;
+/// 2. `:method` not POST → 405 MethodNotAllowed;
+/// 3. `:path` not `/3/device/<token>` → 404 BadPath; empty token → 400 MissingDeviceToken; not even-length hex →
+///    400 BadDeviceToken;
+/// 4. `authorization`: missing → 403 MissingProviderToken; not `bearer <jwt>`, unknown key, wrong team, bad
+///    signature → 403 InvalidProviderToken; `iat` over an hour old → 403 ExpiredProviderToken (verdicts are cached
+///    per JWT string, only the age is rechecked); another team than the connection's first → 403 UnrelatedKeyIdInToken; a
+///    different JWT within ``APNSSimulatorConfiguration/minimumTokenUpdateInterval`` of the previous one on the
+///    connection → 429 TooManyProviderTokenUpdates;
+/// 5. `apns-topic` missing → 400 MissingTopic; containing whitespace → 400 BadTopic; `apns-push-type` unknown → 400
+///    InvalidPushType (absent means alert); a push type with a topic suffix sent to a topic without it → 400
+///    DeviceTokenNotForTopic (APNs binds a VoIP/Live Activity/… token to bundle id + suffix, so the bare bundle id is
+///    a topic the token is not for); bundle id not in ``APNSSimulatorConfiguration/topics`` → 400 TopicDisallowed;
+/// 6. `apns-priority` not 1, 5 or 10, or background with an explicit priority other than 5 → 400 BadPriority;
+///    `apns-expiration` not a non-negative integer → 400 BadExpirationDate; `apns-collapse-id` over 64 bytes → 400
+///    BadCollapseId; `apns-id` not a lowercase canonical UUID → 400 BadMessageId;
+/// 7. empty body → 400 PayloadEmpty; over 4096 bytes (5120 for voip) → 413 PayloadTooLarge;
+/// 8. token with a bad prefix → 400 BadDeviceToken; dead token → 410 Unregistered with `timestamp`;
+/// 9. an ``InjectedFailure`` that fires; otherwise 200, recorded.
 public final class APNSSimulator: Sendable {
     let configuration: APNSSimulatorConfiguration
     private let eventLoopGroup: any EventLoopGroup

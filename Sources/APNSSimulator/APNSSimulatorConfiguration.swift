@@ -83,6 +83,7 @@ public struct APNSSimulatorConfiguration: Sendable {
     }
 
     /// Creates a configuration from keys given as tuples (`kid` → team id and public key PEM).
+    @_disfavoredOverload
     public init(
         certificateChainPEM: String,
         privateKeyPEM: String,
@@ -102,9 +103,9 @@ public struct APNSSimulatorConfiguration: Sendable {
 
 /// An answer the simulator gives instead of 200, on a deterministic schedule.
 ///
-/// Counting is per rule and across connections: among the requests that would otherwise be accepted (and whose token
-/// has `tokenPrefix`, if set), the `every`-th, 2·`every`-th … are answered with `status` and `reason`, at most `times`
-/// times. `every: 1, times: 2` fails the first two; `every: 3` fails every third forever.
+/// Counting is per rule and across connections: among the requests that would otherwise be accepted (and whose
+/// token has `tokenPrefix`, if set), the `every`-th, 2·`every`-th … are answered with `status` and `reason`, at
+/// most `times` times. `every: 1, times: 2` fails the first two; `every: 3` fails every third forever.
 public struct InjectedFailure: Sendable, Hashable, Codable {
     /// The HTTP status, e.g. 429, 500 or 503.
     public var status: Int
@@ -123,6 +124,22 @@ public struct InjectedFailure: Sendable, Hashable, Codable {
         self.every = max(1, every)
         self.tokenPrefix = tokenPrefix
         self.times = times
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case status, reason, every, tokenPrefix, times
+    }
+
+    /// Decodes a rule; `every` defaults to 1.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            status: try container.decode(Int.self, forKey: .status),
+            reason: try container.decode(String.self, forKey: .reason),
+            every: try container.decodeIfPresent(Int.self, forKey: .every) ?? 1,
+            tokenPrefix: try container.decodeIfPresent(String.self, forKey: .tokenPrefix),
+            times: try container.decodeIfPresent(Int.self, forKey: .times)
+        )
     }
 
     /// 429 TooManyRequests.

@@ -58,7 +58,7 @@ final class ConnectionState {
             return .drop
         }
         if let limit = goAwayAfterStreams, completedRequests >= limit, !goAwaySent {
-            goAwaySent = true; print("DEBUG goaway last", highestStreamID)
+            goAwaySent = true
             // Every stream up to the highest one seen is still answered; NIO ignores any the client opens later.
             let frame = HTTP2Frame(
                 streamID: .rootStream,
@@ -76,7 +76,7 @@ final class ConnectionState {
     /// A stream that was counted as pending will not be answered after all (silent, reset, or answered).
     func streamFinished() {
         pendingAnswers -= 1
-        if goAwaySent, pendingAnswers <= 0 { print("DEBUG would close") }
+        if goAwaySent, pendingAnswers <= 0 { channel.close(promise: nil) }
     }
 
     /// Checks the team binding and the 20-minute token update rule for a verified token.

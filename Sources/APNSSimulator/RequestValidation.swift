@@ -1,5 +1,5 @@
-import Foundation
 import APNSCore
+import Foundation
 
 /// A status and reason the simulator answers instead of 200.
 struct Rejection: Sendable, Hashable, Error {

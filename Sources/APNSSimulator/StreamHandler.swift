@@ -21,6 +21,8 @@ final class StreamHandler: ChannelInboundHandler {
     private var requestComplete = false
     /// Whether this stream is counted in the connection's pending answers.
     private var pending = false
+    /// Whether the answer is being written.
+    private var answering = false
 
     init(simulator: APNSSimulator, connection: ConnectionState) {
         self.simulator = simulator
@@ -56,7 +58,9 @@ final class StreamHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        finishPending()
+        // Writing END_STREAM closes the stream channel before the bytes reach the socket; an answer in flight
+        // finishes in its write callback instead, so that a GOAWAY-triggered close cannot discard it.
+        if !answering { finishPending() }
         context.fireChannelInactive()
     }
 
@@ -80,6 +84,8 @@ final class StreamHandler: ChannelInboundHandler {
     }
 
     private func write(_ answer: Answer, context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }  // reset by the client while the answer was delayed
+        answering = true
         var fields: [(String, String)] = [(":status", String(answer.status)), ("apns-id", answer.apnsID)]
         fields.append(("apns-unique-id", answer.uniqueID))
         let last: HTTP2Frame.FramePayload

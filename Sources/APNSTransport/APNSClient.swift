@@ -21,9 +21,12 @@ public final class APNSClient: Sendable {
     private let pool: Mutex<Pool>
     private let ids = Atomic<Int>(0)
 
-    /// How many times one request is placed on a connection when the earlier tries provably never reached the
-    /// server (refused stream, above a GOAWAY's last stream id, connection gone before sending).
+    /// How many times one request is sent when the server provably did not process the earlier tries (refused
+    /// stream, above a GOAWAY's last stream id).
     static let maximumAttempts = 3
+    /// How many times one request moves to another connection without having been sent (its connection went away
+    /// while it waited for a stream): safe, but bounded so that a server that keeps going away cannot loop us.
+    static let maximumRequeues = 10
 
     /// Creates a client; nothing connects until the first `send`.
     public init(configuration: APNSClientConfiguration, eventLoopGroup: any EventLoopGroup, logger: Logger) {
@@ -80,32 +83,34 @@ public final class APNSClient: Sendable {
     }
 
     private func sendWithRetries(_ request: APNSRequest) async throws(APNSTransportError) -> APNSOutcome {
-        guard case .token(let cache) = configuration.authentication else { fatalError("unreachable") }
+        let cache: ProviderTokenCache
+        switch configuration.authentication {
+        case .token(let tokenCache): cache = tokenCache
+        }
         var token = try providerToken { () throws(ProviderTokenError) in try cache.current() }
         var refreshed = false
-        var attempts = 0
-        var lastError: APNSTransportError?
-        while attempts < Self.maximumAttempts {
-            attempts += 1
+        var refusals = 0
+        var requeues = 0
+        while true {
             switch await attempt(request, bearerToken: token.value) {
             case .response(let outcome):
-                if outcome.status == 403, outcome.reason == .expiredProviderToken, !refreshed {
-                    refreshed = true
-                    attempts -= 1
-                    let rejected = token
-                    token = try providerToken { () throws(ProviderTokenError) in try cache.refresh(after: rejected) }
-                    logger.debug("APNs provider token expired; retrying with a refreshed token")
-                    continue
-                }
-                return outcome
-            case .retry(let error):
-                lastError = error
+                guard outcome.status == 403, outcome.reason == .expiredProviderToken, !refreshed else { return outcome }
+                refreshed = true
+                let rejected = token
+                token = try providerToken { () throws(ProviderTokenError) in try cache.refresh(after: rejected) }
+                logger.debug("APNs provider token expired; retrying with a refreshed token")
+            case .refused(let error):
+                refusals += 1
+                guard refusals < Self.maximumAttempts else { throw error }
                 logger.debug("APNs request not processed; retrying", metadata: ["error": "\(error)"])
+            case .notSent(let error):
+                requeues += 1
+                guard requeues <= Self.maximumRequeues else { throw error }
+                logger.debug("APNs request not sent; moving it to another connection", metadata: ["error": "\(error)"])
             case .failure(let error):
                 throw error
             }
         }
-        throw lastError ?? APNSTransportError(.connectionClosed, "the request could not be sent")
     }
 
     private func providerToken(
@@ -133,10 +138,15 @@ public final class APNSClient: Sendable {
                 APNSPendingRequest(request: request, bearerToken: bearerToken, continuation: continuation)
             )
         }
-        if case .retry = result, !lease.connection.isAcceptingRequests {
-            // The connection is going away; make sure the next try does not pick it again even if its own notice
-            // has not reached the pool yet.
-            pool.withLock { $0.connectionUnusable(lease.connection) }
+        switch result {
+        case .notSent, .refused:
+            if !lease.connection.isAcceptingRequests {
+                // The connection is going away; make sure the next try does not pick it again even if its own
+                // notice has not reached the pool yet.
+                pool.withLock { $0.connectionUnusable(lease.connection) }
+            }
+        case .response, .failure:
+            break
         }
         release(lease)
         return result

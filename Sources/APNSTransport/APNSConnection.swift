@@ -143,7 +143,7 @@ final class APNSConnection: Sendable {
                 state = .active(handler: handler, inbox: inbox, drainScheduled: true)
                 return drainScheduled ? .none : .schedule(handler)
             case .draining:
-                return .reject(.retry(APNSTransportError(.goAway, "the connection is draining")))
+                return .reject(.notSent(APNSTransportError(.goAway, "the connection is draining")))
             case .closed(let error):
                 return .reject(Self.resultForUnsent(error))
             }
@@ -203,8 +203,9 @@ final class APNSConnection: Sendable {
         }
     }
 
-    /// The server sent GOAWAY: stop taking requests; returns the ones queued meanwhile (to be retried elsewhere).
-    func handlerDidReceiveGoAway() -> [APNSPendingRequest] {
+    /// The connection retires (GOAWAY, stream ids used up): stop taking requests; returns the ones queued meanwhile
+    /// (to be retried elsewhere).
+    func handlerDidRetire() -> [APNSPendingRequest] {
         let inbox = state.withLock { state -> [APNSPendingRequest]? in
             guard case .active(let handler, let inbox, _) = state else { return nil }
             state = .draining(handler: handler)
@@ -244,6 +245,6 @@ final class APNSConnection: Sendable {
     }
 
     private static func resultForUnsent(_ error: APNSTransportError) -> APNSStreamResult {
-        error.requestWasNotSent ? .failure(error) : .retry(error)
+        error.requestWasNotSent ? .failure(error) : .notSent(error)
     }
 }

@@ -28,9 +28,9 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     let connection: APNSConnection
     let metrics: APNSTransportMetrics
     var logger: Logger
-    private let requestTimeout: TimeAmount
+    let requestTimeout: TimeAmount
     private let connectTimeout: TimeAmount
-    private let pingInterval: TimeAmount?
+    let pingInterval: TimeAmount?
 
     private(set) var context: ChannelHandlerContext?
     var session: OpaquePointer?
@@ -43,17 +43,19 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     private var flushScheduled = false
     private var inRead = false
-    private var timeoutTimer: Scheduled<Void>?
+    var timeoutTimer: Scheduled<Void>?
     private var handshakeTimer: Scheduled<Void>?
-    private var pingTimer: Scheduled<Void>?
-    private var sawTrafficSincePing = true
-    private var pingOutstanding = false
+    var pingTimer: Scheduled<Void>?
+    var sawTrafficSincePing = true
+    var pingOutstanding = false
     /// Set when the server sent GOAWAY: streams above it were never processed.
     var goAwayLastStreamID: Int32?
     /// Set when the client shuts down: no new streams, close when the last one finishes.
-    private var shuttingDown = false
+    var shuttingDown = false
+    /// Set after GOAWAY or when stream ids run out: no new streams, close when the last one finishes.
+    var retiring = false
     /// The reason the connection ends, reported to requests that it fails.
-    private var closeReason: APNSTransportError?
+    var closeReason: APNSTransportError?
 
     init(
         connection: APNSConnection,
@@ -214,10 +216,20 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
         let inFlight = streams
         streams.removeAll()
+        if !inFlight.isEmpty {
+            logger.debug(
+                "APNs connection closed with requests in flight",
+                metadata: [
+                    "in_flight": "\(inFlight.count)",
+                    "stream_ids": "\(inFlight.keys.min()!)...\(inFlight.keys.max()!)",
+                    "goaway_last_stream_id": "\(goAwayLastStreamID.map(String.init) ?? "none")",
+                ]
+            )
+        }
         for (id, stream) in inFlight {
             metrics.streamsInFlight.decrement()
             if let last = goAwayLastStreamID, id > last {
-                stream.complete(.retry(APNSTransportError(.goAway, "the server did not process the stream")))
+                stream.complete(.refused(APNSTransportError(.goAway, "the server did not process the stream")))
             } else if reason.code == .shutDown {
                 stream.complete(.failure(reason))
             } else {
@@ -245,7 +257,7 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// What a request that never left this (once active) connection gets when it closes: another try elsewhere,
     /// unless the client is shutting down.
     func resultForUnsent(_ reason: APNSTransportError) -> APNSStreamResult {
-        reason.code == .shutDown ? .failure(reason) : .retry(reason)
+        reason.code == .shutDown ? .failure(reason) : .notSent(reason)
     }
 
     // MARK: Requests
@@ -253,7 +265,7 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// Takes requests handed over by the connection: they wait for a stream in deadline order.
     func accept(_ pending: [APNSPendingRequest]) {
         guard !pending.isEmpty else { return }
-        guard case .active = state, !shuttingDown, goAwayLastStreamID == nil else {
+        guard case .active = state, !shuttingDown, !retiring else {
             let reason = closeReason ?? APNSTransportError(.connectionClosed, "the connection is closing")
             for request in pending { APNSStream(request, deadline: .now()).complete(resultForUnsent(reason)) }
             return
@@ -272,13 +284,19 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
     /// Opens streams for waiting requests while the server's SETTINGS_MAX_CONCURRENT_STREAMS allows.
     func startWaitingStreams() {
-        guard let session, !waiting.isEmpty, !shuttingDown, goAwayLastStreamID == nil else { return }
+        guard let session, !waiting.isEmpty, !shuttingDown, !retiring else { return }
         let limit = Int(herald_nghttp2_remote_max_concurrent_streams(session))
         while streams.count < limit, let stream = waiting.popFirst() {
             let id = withUnsafePointer(to: dataProvider) { provider in
                 headerEncoder.submit(stream, to: session, provider: stream.request.payload.isEmpty ? nil : provider)
             }
             guard id > 0 else {
+                if id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue {
+                    // 2^31 streams used up: this request and the rest go to a fresh connection.
+                    stream.complete(.notSent(.nghttp2(id, "the connection ran out of stream ids")))
+                    retire(.nghttp2(id, "the connection ran out of stream ids"))
+                    return
+                }
                 stream.complete(.failure(.nghttp2(id, "nghttp2 refused the request")))
                 continue
             }
@@ -314,11 +332,13 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         }
         if let buffer {
             context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+            // A failed write may have closed the channel, and with it deleted the session.
+            guard self.session != nil, case .active = state else { return }
         }
         if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
             // GOAWAY exchanged and every stream done: nothing more can happen on this connection.
             context.close(promise: nil)
-        } else if shuttingDown && streams.isEmpty {
+        } else if (shuttingDown || retiring) && streams.isEmpty {
             finishShutdown(context: context)
         }
     }
@@ -330,9 +350,9 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         guard let stream = streams.removeValue(forKey: id) else { return }
         metrics.streamsInFlight.decrement()
         if let last = goAwayLastStreamID, id > last {
-            stream.complete(.retry(APNSTransportError(.goAway, "the server went away before processing the stream")))
+            stream.complete(.refused(APNSTransportError(.goAway, "the server went away before processing the stream")))
         } else if errorCode == NGHTTP2_REFUSED_STREAM.rawValue {
-            stream.complete(.retry(APNSTransportError(.streamReset, "the server refused the stream")))
+            stream.complete(.refused(APNSTransportError(.streamReset, "the server refused the stream")))
         } else if stream.status != 0 && errorCode == NGHTTP2_NO_ERROR.rawValue {
             stream.complete(.response(stream.outcome()))
         } else {
@@ -347,119 +367,32 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     func requestWasNotSent(_ id: Int32, libraryError: Int32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         metrics.streamsInFlight.decrement()
-        stream.complete(.retry(.nghttp2(libraryError, "the request could not be sent on this connection")))
+        stream.complete(.notSent(.nghttp2(libraryError, "the request could not be sent on this connection")))
     }
 
-    /// The server sent GOAWAY: streams above `lastStreamID` were not processed and are retried elsewhere; the rest
-    /// finish here, and no new stream starts on this connection.
+    /// The server sent GOAWAY: streams above `lastStreamID` were not processed and are retried elsewhere (nghttp2
+    /// closes them as refused); the rest finish here, and no new stream starts on this connection.
     func didReceiveGoAway(lastStreamID: Int32, errorCode: UInt32, debugData: String) {
         goAwayLastStreamID = min(goAwayLastStreamID ?? .max, lastStreamID)
         logger.debug(
             "APNs connection received GOAWAY",
             metadata: ["last_stream_id": "\(lastStreamID)", "error_code": "\(errorCode)", "debug_data": "\(debugData)"]
         )
-        let reason = APNSTransportError(.goAway, "the server sent GOAWAY before the request was sent")
-        for request in connection.handlerDidReceiveGoAway() {
-            APNSStream(request, deadline: .now()).complete(.retry(reason))
+        retire(APNSTransportError(.goAway, "the server sent GOAWAY before the request was sent"))
+    }
+
+    /// Stops taking requests: the pool replaces the connection, requests still waiting for a stream are retried
+    /// elsewhere, in-flight ones finish, and the connection closes once idle.
+    func retire(_ reason: APNSTransportError) {
+        guard !retiring else { return }
+        retiring = true
+        for request in connection.handlerDidRetire() {
+            APNSStream(request, deadline: .now()).complete(.notSent(reason))
         }
         let queued = waiting
         waiting.removeAll()
-        for stream in queued { stream.complete(.retry(reason)) }
-    }
-
-    // MARK: Shutdown
-
-    /// Fails requests still waiting for a stream, lets in-flight ones finish, then sends GOAWAY and closes.
-    func beginShutdown() {
-        guard !shuttingDown else { return }
-        shuttingDown = true
-        closeReason = closeReason ?? APNSTransportError(.shutDown, "the client was shut down")
-        let reason = closeReason!
-        let queued = waiting
-        waiting.removeAll()
-        for stream in queued { stream.complete(.failure(reason)) }
-        for request in connection.takeInbox() {
-            APNSStream(request, deadline: .now()).complete(.failure(reason))
-        }
-        switch state {
-        case .handshaking:
-            if let context { fail(context: context, reason) }
-        case .active:
-            flush()
-        case .closed:
-            break
-        }
-    }
-
-    private func finishShutdown(context: ChannelHandlerContext) {
-        guard let session else { return }
-        nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
-        shuttingDown = false  // flush once more for the GOAWAY, then close
-        flush()
-        context.close(promise: nil)
-    }
-
-    // MARK: Timers
-
-    /// Arms the deadline sweep if requests are pending and it is not armed.
-    private func scheduleTimeoutTimer() {
-        guard timeoutTimer == nil, let context else { return }
-        // A sweep at a tenth of the timeout (10 ms to 1 s) bounds lateness without a timer per request.
-        let tick = TimeAmount.nanoseconds(min(max(requestTimeout.nanoseconds / 10, 10_000_000), 1_000_000_000))
-        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        timeoutTimer = context.eventLoop.scheduleTask(in: tick) {
-            let handler = loopBound.value
-            handler.timeoutTimer = nil
-            handler.expireRequests(now: .now())
-        }
-    }
-
-    /// Fails every request whose deadline has passed; resets its stream if it was open.
-    func expireRequests(now: NIODeadline) {
-        guard case .active = state else { return }
-        while let first = waiting.first, first.deadline <= now {
-            waiting.removeFirst()
-            first.complete(.failure(APNSTransportError(.timeout, "no stream became available within the timeout")))
-        }
-        var expired: [Int32] = []
-        for (id, stream) in streams where stream.deadline <= now { expired.append(id) }
-        if !expired.isEmpty, let session {
-            for id in expired {
-                guard let stream = streams.removeValue(forKey: id) else { continue }
-                metrics.streamsInFlight.decrement()
-                nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_CANCEL.rawValue)
-                stream.complete(.failure(APNSTransportError(.timeout, "APNs did not answer within the timeout")))
-            }
-            logger.debug("APNs requests timed out", metadata: ["count": "\(expired.count)"])
-            startWaitingStreams()
-            flush()
-        }
-        if !waiting.isEmpty || !streams.isEmpty { scheduleTimeoutTimer() }
-    }
-
-    /// Checks an idle connection with a PING: after a ping interval without traffic a PING goes out, and if the next
-    /// interval still brings nothing (not even the PING's ACK) the connection is considered dead and closed.
-    private func schedulePing() {
-        guard let pingInterval, let context else { return }
-        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        pingTimer = context.eventLoop.scheduleTask(in: pingInterval) {
-            let handler = loopBound.value
-            guard case .active = handler.state, let session = handler.session, let context = handler.context else {
-                return
-            }
-            if handler.sawTrafficSincePing {
-                handler.sawTrafficSincePing = false
-                handler.pingOutstanding = false
-            } else if handler.pingOutstanding {
-                handler.fail(context: context, APNSTransportError(.timeout, "the server did not answer a PING"))
-                return
-            } else {
-                handler.pingOutstanding = true
-                nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
-                handler.flush()
-            }
-            handler.schedulePing()
-        }
+        for stream in queued { stream.complete(.notSent(reason)) }
+        if !inRead { scheduleFlush() }
     }
 }
 

@@ -5,9 +5,12 @@ import NIOCore
 enum APNSStreamResult: Sendable {
     /// APNs answered (any status).
     case response(APNSOutcome)
-    /// The request provably never reached the server (refused, above a GOAWAY's last stream id, queued on a
-    /// connection that went away): it may be sent again on another connection.
-    case retry(APNSTransportError)
+    /// The request never left the client (queued on a connection that went away or could not open a stream): it
+    /// may be sent on another connection.
+    case notSent(APNSTransportError)
+    /// The request reached the server, which provably did not process it (REFUSED_STREAM, or a stream above a
+    /// GOAWAY's last stream id): it may be sent again on another connection.
+    case refused(APNSTransportError)
     /// The attempt failed and must not be repeated by the transport.
     case failure(APNSTransportError)
 }

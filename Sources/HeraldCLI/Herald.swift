@@ -9,6 +9,8 @@ struct Herald: AsyncParsableCommand {
         abstract: "Push-notification delivery pipeline for Apple devices: RabbitMQ in, PostgreSQL beside, APNs out.",
         subcommands: [
             WorkerCommand.self, MigrateCommand.self, DevicesCommand.self, SimulatorCommand.self, DemoCommand.self,
+            ApiCommand.self, PublishCommand.self, ReportCommand.self, KeysCommand.self, JobsCommand.self,
+            TopologyCommand.self, BenchCommand.self,
         ]
     )
 }

@@ -2,6 +2,7 @@ import APNSCore
 import APNSSimulator
 import ArgumentParser
 import Foundation
+import Logging
 import NIOPosix
 import ServiceLifecycle
 import UnixSignals
@@ -27,7 +28,9 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS to advertise.") var maxConcurrentStreams = 1000
 
     func run() async throws {
-        let logger = ServiceOptions().makeLogger(label: "herald.apns-sim")
+        // Not `ServiceOptions().makeLogger`: a parsable type built without parsing traps when its options are read.
+        LogSetup.bootstrapOnce(level: Environment.get("HERALD_LOG_LEVEL"))
+        let logger = Logger(label: "herald.apns-sim")
         var keys: [String: APNSSimulatorConfiguration.ProviderKey] = [:]
         for entry in providerKey {
             let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)

@@ -20,7 +20,7 @@ struct BatchDeliverer: Sendable {
     let metrics: WorkerMetrics
     let logger: Logger
     /// Jobs this worker has seen rejected as a whole, so that its other batches of them stop too.
-    let stoppedJobs = StoppedJobs()
+    let stoppedJobs: StoppedJobs
 
     /// How a batch ended.
     enum Outcome: Sendable, Equatable {

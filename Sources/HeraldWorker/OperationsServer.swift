@@ -70,6 +70,8 @@ public struct OperationsServer: Service {
     }
 
     public func run() async throws {
-        try await application.runService()
+        // `run()`, not `runService()`: the latter wraps the server in a ServiceGroup of its own that traps SIGTERM
+        // itself, stops at once and so ends this service before the outer group's drain reaches it (exit 1).
+        try await application.run()
     }
 }

@@ -78,16 +78,24 @@ public struct Topology: Sendable, Hashable {
         return arguments
     }
 
+    /// The arguments of the parking queue.
+    public var parkedArguments: AMQPTable {
+        queueType == .quorum ? ["x-queue-type": .string("quorum")] : [:]
+    }
+
+    /// Every queue (all durable) with its arguments, in declaration order: the one definition that `declare(on:)`
+    /// declares and `herald topology export` writes out.
+    public var queues: [(name: String, arguments: AMQPTable)] {
+        [(jobs, workQueueArguments), (batches, workQueueArguments)]
+            + retryQueues.map { ($0.name, retryQueueArguments(delay: $0.delay)) }
+            + [(parked, parkedArguments)]
+    }
+
     /// Declares every queue, idempotently.
     public func declare(on connection: AMQPConnection) async throws {
-        _ = try await connection.declareQueue(jobs, durable: true, arguments: workQueueArguments)
-        _ = try await connection.declareQueue(batches, durable: true, arguments: workQueueArguments)
-        for (name, delay) in retryQueues {
-            _ = try await connection.declareQueue(name, durable: true, arguments: retryQueueArguments(delay: delay))
+        for (name, arguments) in queues {
+            _ = try await connection.declareQueue(name, durable: true, arguments: arguments)
         }
-        var parkedArguments: AMQPTable = [:]
-        if queueType == .quorum { parkedArguments["x-queue-type"] = .string("quorum") }
-        _ = try await connection.declareQueue(parked, durable: true, arguments: parkedArguments)
     }
 }
 

@@ -8,11 +8,11 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
-/// Builds a worker: the PostgreSQL pool, one APNs client per app, and the pipeline (planner, deliverer, scheduler)
-/// as one `ServiceGroup`.
+/// Builds a worker: the PostgreSQL pool, one APNs client per app, and the planner, deliverer and scheduler as
+/// `Service`s in one `ServiceGroup` (plus the metrics and health server when a port is configured).
 ///
-/// Services stop in reverse order: on SIGTERM the pipeline stops consuming and finishes the batches in hand, then
-/// the APNs clients close, then the database pool. `herald worker` runs this; tests call the same function.
+/// Services stop in reverse order: on SIGTERM the planner and deliverer stop consuming and finish what they hold,
+/// then the APNs clients close, then the database pool. `herald worker` runs this; tests call the same function.
 public func buildWorker(
     configuration: WorkerConfiguration,
     eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
@@ -29,13 +29,13 @@ public func buildWorker(
         eventLoopGroup: eventLoopGroup,
         logger: logger
     )
-    let state = PipelineState()
-    let pipeline = Pipeline(configuration: configuration, store: store, clients: clients, state: state, logger: logger)
+    let shared = WorkerShared(configuration: configuration, store: store, clients: clients, logger: logger)
     var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: postgres)]
     if let port = configuration.operationsPort {
+        let state = shared.state
         let readiness = Readiness {
             let database = (try? await store.ping()) != nil
-            return ["postgres": database, "amqp": state.isConsuming]
+            return ["postgres": database, "amqp": state.allConsuming]
         }
         services.append(
             .init(
@@ -49,8 +49,12 @@ public func buildWorker(
             )
         )
     }
+    // Reverse order on shutdown: the planner stops taking jobs first, then the deliverer finishes the batches in
+    // hand, then the scheduler, the APNs connections and last the database pool.
     services.append(.init(service: APNSClientsService(clients: clients)))
-    services.append(.init(service: pipeline, successTerminationBehavior: .gracefullyShutdownGroup))
+    services.append(.init(service: SchedulerService(shared: shared)))
+    services.append(.init(service: DelivererService(shared: shared), successTerminationBehavior: .gracefullyShutdownGroup))
+    services.append(.init(service: PlannerService(shared: shared), successTerminationBehavior: .gracefullyShutdownGroup))
     return ServiceGroup(
         configuration: .init(
             services: services,
@@ -60,78 +64,113 @@ public func buildWorker(
     )
 }
 
-/// The worker's AMQP side: one connection for consuming (jobs and batches), one for publishing (batches, retries,
-/// parked messages, released schedules) so that broker flow control on publishers never stalls acks.
-struct Pipeline: Service {
+/// What the worker's services share: configuration, store, APNs clients, metrics and state.
+struct WorkerShared: Sendable {
     let configuration: WorkerConfiguration
     let store: Store
     let clients: APNSClients
-    let state: PipelineState
     let logger: Logger
+    let metrics = WorkerMetrics()
+    let stoppedJobs = StoppedJobs()
+    let state = PipelineState()
+
+    /// Runs `body` with a publisher connection (which declares the topology) and, if asked, a consumer connection:
+    /// separate so that broker flow control on publishers never stalls acknowledgements.
+    func withConnections(
+        role: String,
+        consumer needsConsumer: Bool,
+        _ body: (_ consumer: AMQPConnection?, _ publisher: AMQPConnection) async throws -> Void
+    ) async throws {
+        var publisherConfiguration = configuration.amqp
+        publisherConfiguration.connectionName = "herald-\(role)-publisher"
+        let publisher = try await AMQPConnection.connect(publisherConfiguration, logger: logger)
+        var consumer: AMQPConnection? = nil
+        do {
+            try await configuration.topology.declare(on: publisher)
+            if needsConsumer {
+                var consumerConfiguration = configuration.amqp
+                consumerConfiguration.connectionName = "herald-\(role)"
+                consumer = try await AMQPConnection.connect(consumerConfiguration, logger: logger)
+            }
+            try await body(consumer, publisher)
+        } catch {
+            await consumer?.close()
+            await publisher.close()
+            throw error
+        }
+        await consumer?.close()
+        await publisher.close()
+    }
+
+    func deliverer(publisher: AMQPConnection) -> BatchDeliverer {
+        BatchDeliverer(
+            store: store, clients: clients, configuration: configuration, publisher: publisher, metrics: metrics,
+            logger: logger, stoppedJobs: stoppedJobs
+        )
+    }
+}
+
+/// Consumes `herald.jobs`: validates, registers and plans jobs (delivering small ones itself).
+struct PlannerService: Service {
+    let shared: WorkerShared
 
     func run() async throws {
-        let metrics = WorkerMetrics()
-        // Losing the broker must not stop the worker: both connections reconnect (the default policy unless one is
-        // configured), redeclare the topology, and the consumers resume; what was in hand comes back redelivered.
-        var consumerConfiguration = configuration.amqp
-        consumerConfiguration.reconnect = consumerConfiguration.reconnect ?? ReconnectPolicy()
-        var publisherConfiguration = consumerConfiguration
-        publisherConfiguration.connectionName = (configuration.amqp.connectionName ?? "herald-worker") + "-publisher"
-        let topology = configuration.topology
-        let declareTopology: AMQPConnection.ConnectHook = { try await topology.declare(on: $0) }
-        let publisher = try await AMQPConnection.connect(publisherConfiguration, logger: logger, onConnect: declareTopology)
-        let consumerConnection: AMQPConnection
-        do {
-            consumerConnection = try await AMQPConnection.connect(
-                consumerConfiguration, logger: logger, onConnect: declareTopology)
-        } catch {
-            await publisher.close()
-            throw error
+        try await shared.withConnections(role: "planner", consumer: true) { consumer, publisher in
+            let configuration = shared.configuration
+            let deliverer = shared.deliverer(publisher: publisher)
+            let planner = Planner(
+                store: shared.store, configuration: configuration, publisher: publisher, deliverer: deliverer,
+                metrics: shared.metrics, logger: shared.logger
+            )
+            let jobs = JobConsumer(
+                configuration: configuration, store: shared.store, planner: planner,
+                parking: Parking(publisher: publisher, topology: configuration.topology), metrics: shared.metrics,
+                logger: shared.logger
+            )
+            shared.state.started()
+            defer { shared.state.stopped() }
+            try await ConsumerLoop.run(
+                queue: configuration.topology.jobs, prefetch: configuration.prefetch, on: consumer!,
+                logger: shared.logger, handle: jobs.handle
+            )
         }
+    }
+}
 
-        let parking = Parking(publisher: publisher, topology: configuration.topology)
-        let deliverer = BatchDeliverer(
-            store: store, clients: clients, configuration: configuration, publisher: publisher, metrics: metrics,
-            logger: logger
-        )
-        let planner = Planner(
-            store: store, configuration: configuration, publisher: publisher, deliverer: deliverer, metrics: metrics,
-            logger: logger
-        )
-        let jobs = JobConsumer(
-            configuration: configuration, store: store, planner: planner, parking: parking, metrics: metrics, logger: logger
-        )
-        let batches = BatchConsumer(
-            configuration: configuration, deliverer: deliverer, parking: parking, metrics: metrics, logger: logger
-        )
-        let scheduler = Scheduler(store: store, configuration: configuration, publisher: publisher, metrics: metrics, logger: logger)
+/// Consumes `herald.batches` (planned batches and retries back from the delay queues) and delivers them.
+struct DelivererService: Service {
+    let shared: WorkerShared
 
-        state.setConsuming(true)
-        defer { state.setConsuming(false) }
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    try await ConsumerLoop.run(
-                        queue: configuration.topology.jobs, prefetch: configuration.prefetch, on: consumerConnection,
-                        logger: logger, handle: jobs.handle
-                    )
-                }
-                group.addTask {
-                    try await ConsumerLoop.run(
-                        queue: configuration.topology.batches, prefetch: configuration.batchPrefetch,
-                        on: consumerConnection, logger: logger, handle: batches.handle
-                    )
-                }
-                group.addTask { try await scheduler.run() }
-                try await group.waitForAll()
-            }
-        } catch {
-            await consumerConnection.close()
-            await publisher.close()
-            throw error
+    func run() async throws {
+        try await shared.withConnections(role: "deliverer", consumer: true) { consumer, publisher in
+            let configuration = shared.configuration
+            let batches = BatchConsumer(
+                configuration: configuration, deliverer: shared.deliverer(publisher: publisher),
+                parking: Parking(publisher: publisher, topology: configuration.topology), metrics: shared.metrics,
+                logger: shared.logger
+            )
+            shared.state.started()
+            defer { shared.state.stopped() }
+            try await ConsumerLoop.run(
+                queue: configuration.topology.batches, prefetch: configuration.batchPrefetch, on: consumer!,
+                logger: shared.logger, handle: batches.handle
+            )
         }
-        await consumerConnection.close()
-        await publisher.close()
+    }
+}
+
+/// Releases scheduled jobs when they are due.
+struct SchedulerService: Service {
+    let shared: WorkerShared
+
+    func run() async throws {
+        try await shared.withConnections(role: "scheduler", consumer: false) { _, publisher in
+            let scheduler = Scheduler(
+                store: shared.store, configuration: shared.configuration, publisher: publisher,
+                metrics: shared.metrics, logger: shared.logger
+            )
+            try await scheduler.run()
+        }
     }
 }
 
@@ -145,11 +184,13 @@ struct APNSClientsService: Service {
     }
 }
 
-/// Whether the pipeline is consuming, for the readiness check.
+/// How many of the worker's two consumers (jobs, batches) are running, for the readiness check.
 final class PipelineState: Sendable {
-    private let consuming = Atomic(false)
+    private let consumers = Atomic(0)
 
-    var isConsuming: Bool { consuming.load(ordering: .relaxed) }
+    var allConsuming: Bool { consumers.load(ordering: .relaxed) == 2 }
 
-    func setConsuming(_ value: Bool) { consuming.store(value, ordering: .relaxed) }
+    func started() { consumers.add(1, ordering: .relaxed) }
+
+    func stopped() { consumers.subtract(1, ordering: .relaxed) }
 }

@@ -3,8 +3,10 @@ extension AMQPConfiguration {
     ///
     /// User, password and vhost are percent-decoded. A missing or empty path, and `/%2f`, mean the vhost `/`.
     /// Without user information the user and password are `guest`. The port defaults to 5672.
-    /// Supported query keys: `heartbeat` (seconds), `connection_timeout` (milliseconds), `connection_name`.
-    /// `amqps://` is rejected with ``AMQPError/Code/unsupported`` until TLS is implemented.
+    /// Supported query keys: `heartbeat` (seconds), `connection_timeout` (milliseconds), `connection_name`, and
+    /// for `amqps://` (TLS, default port 5671) `cacertfile`, `certfile` and `keyfile` (PEM paths). Without
+    /// `cacertfile` the broker's certificate is verified against ``AMQPTLSConfiguration/systemCABundle``;
+    /// peer and host-name verification are always on.
     /// Error messages never repeat the password.
     public init(url: String) throws(AMQPError) {
         self.init()
@@ -13,8 +15,10 @@ extension AMQPConfiguration {
         }
         switch url[..<schemeRange.lowerBound].lowercased() {
         case "amqp": break
-        case "amqps": throw AMQPError(.unsupported, "amqps not supported yet")
-        case let other: throw AMQPError(.invalidURL, "unsupported scheme '\(other)', expected amqp://")
+        case "amqps":
+            tls = AMQPTLSConfiguration()
+            port = 5671
+        case let other: throw AMQPError(.invalidURL, "unsupported scheme '\(other)', expected amqp:// or amqps://")
         }
 
         var rest = url[schemeRange.upperBound...]
@@ -100,6 +104,12 @@ extension AMQPConfiguration {
                 connectTimeout = .milliseconds(milliseconds)
             case "connection_name":
                 connectionName = value
+            case "cacertfile", "certfile", "keyfile":
+                guard tls != nil else { throw AMQPError(.invalidURL, "\(key) needs an amqps:// URL") }
+                guard !value.isEmpty else { throw AMQPError(.invalidURL, "empty \(key)") }
+                if key == "cacertfile" { tls?.caCertificatePath = value }
+                if key == "certfile" { tls?.certificatePath = value }
+                if key == "keyfile" { tls?.keyPath = value }
             default:
                 continue  // other URI query keys (channel_max, auth_mechanism, …) are not used by this client
             }

@@ -23,6 +23,11 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
     /// Publishes sent but not yet confirmed; further publishes wait in the connection thread until
     /// confirms arrive, so neither this process nor the broker buffers without bound.
     public var maxUnconfirmedPublishes: Int
+    /// TLS settings; set for `amqps://` URLs. `nil` is plain TCP.
+    public var tls: AMQPTLSConfiguration?
+    /// Reconnect after the connection is lost (broker restart, network cut, missed heartbeats) instead of
+    /// failing; `nil` (the default) ends the connection at the first loss. See ``AMQPConnection``.
+    public var reconnect: ReconnectPolicy?
 
     /// Creates a configuration from its parts.
     public init(
@@ -35,7 +40,9 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
         connectionName: String? = nil,
         connectTimeout: Duration = .seconds(10),
         closeTimeout: Duration = .seconds(5),
-        maxUnconfirmedPublishes: Int = 4096
+        maxUnconfirmedPublishes: Int = 4096,
+        tls: AMQPTLSConfiguration? = nil,
+        reconnect: ReconnectPolicy? = nil
     ) {
         self.host = host
         self.port = port
@@ -47,12 +54,17 @@ public struct AMQPConfiguration: Sendable, CustomStringConvertible {
         self.connectTimeout = connectTimeout
         self.closeTimeout = closeTimeout
         self.maxUnconfirmedPublishes = maxUnconfirmedPublishes
+        self.tls = tls
+        self.reconnect = reconnect
     }
 
     /// Host, port, user, vhost and heartbeat, with the password replaced by `***`.
     public var description: String {
-        var text = "amqp://\(user):***@\(host):\(port) vhost \(vhost) heartbeat \(heartbeat)"
+        let scheme = tls == nil ? "amqp" : "amqps"
+        var text = "\(scheme)://\(user):***@\(host):\(port) vhost \(vhost) heartbeat \(heartbeat)"
         if let connectionName { text += " name \(connectionName)" }
+        if let tls { text += " ca \(tls.caCertificatePath)" }
+        if reconnect != nil { text += " reconnect" }
         return text
     }
 }

@@ -5,23 +5,26 @@
 /// when the channel or connection is lost or the broker cancels the consumer. Every delivery must be
 /// settled with ``ack(_:multiple:)``, ``nack(_:requeue:)`` or ``reject(_:requeue:)``; releasing the
 /// consumer closes its channel and the broker requeues whatever was not settled.
+///
+/// With ``AMQPConfiguration/reconnect`` set, a lost connection does not end iteration: the consumer is opened
+/// again on the new connection (same queue, prefetch and requested tag) after the on-connect hook, and the same
+/// iterator goes on. Deliveries of the old connection that were not settled come back from the broker (with
+/// `redelivered` set); settling one of them is a no-op, and those not yet handed out are dropped.
 public final class AMQPConsumer: AsyncSequence, Sendable {
     public typealias Element = AMQPDelivery
     public typealias Failure = AMQPError
 
     /// The queue being consumed.
     public let queue: String
-    /// The consumer tag (the broker's choice if none was given).
+    /// The consumer tag (the broker's choice if none was given), as first started; a reconnect may change it.
     public let consumerTag: String
     let connection: AMQPConnection
-    let channel: UInt16
     let buffer: DeliveryBuffer
 
     init(connection: AMQPConnection, queue: String, started: ConsumerStarted, buffer: DeliveryBuffer) {
         self.connection = connection
         self.queue = queue
         self.consumerTag = started.consumerTag
-        self.channel = started.channel
         self.buffer = buffer
     }
 
@@ -71,6 +74,7 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
     /// Acknowledges `delivery` (and, with `multiple`, every earlier one on this consumer).
     ///
     /// basic.ack has no reply in AMQP 0-9-1, so this returns as soon as the connection thread has it queued.
+    /// For a delivery of a connection that was lost since, it does nothing: the broker delivers it again.
     nonisolated(nonsending) public func ack(_ delivery: AMQPDelivery, multiple: Bool = false) async throws(AMQPError) {
         try settle(delivery, .ack(multiple: multiple))
     }
@@ -93,11 +97,13 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
     }
 
     private func settle(_ delivery: AMQPDelivery, _ kind: Settlement.Kind) throws(AMQPError) {
-        guard delivery.channel == channel else {
+        guard delivery.consumerID == buffer.id else {
             throw AMQPError(.protocolError, "the delivery belongs to another consumer")
         }
         if let failure = buffer.failure { throw failure }
-        let settlement = Settlement(buffer: buffer, channel: channel, deliveryTag: delivery.deliveryTag, kind: kind)
+        let settlement = Settlement(
+            buffer: buffer, channel: delivery.channel, generation: delivery.generation,
+            deliveryTag: delivery.deliveryTag, kind: kind)
         if let error = connection.mailbox.submit(.settle(settlement)) { throw error }
     }
 }

@@ -14,6 +14,11 @@ public struct AMQPDelivery: Sendable {
     public let properties: AMQPProperties
     /// The channel the delivery arrived on, so that it is settled on the same one.
     let channel: UInt16
+    /// The connection (counted from 1, one more per reconnect) the delivery arrived on: settling a delivery of
+    /// an earlier connection is a no-op, since the broker requeued it when that connection ended.
+    let generation: UInt64
+    /// The ``DeliveryBuffer/id`` of the consumer it was delivered to; 0 for deliveries made by tests.
+    let consumerID: UInt64
 
     /// Creates a delivery, for tests of code that consumes deliveries.
     public init(
@@ -26,7 +31,7 @@ public struct AMQPDelivery: Sendable {
     ) {
         self.init(
             body: body, deliveryTag: deliveryTag, redelivered: redelivered, exchange: exchange,
-            routingKey: routingKey, properties: properties, channel: 0)
+            routingKey: routingKey, properties: properties, channel: 0, generation: 0, consumerID: 0)
     }
 
     init(
@@ -36,7 +41,9 @@ public struct AMQPDelivery: Sendable {
         exchange: String,
         routingKey: String,
         properties: AMQPProperties,
-        channel: UInt16
+        channel: UInt16,
+        generation: UInt64,
+        consumerID: UInt64
     ) {
         self.body = body
         self.deliveryTag = deliveryTag
@@ -45,5 +52,7 @@ public struct AMQPDelivery: Sendable {
         self.routingKey = routingKey
         self.properties = properties
         self.channel = channel
+        self.generation = generation
+        self.consumerID = consumerID
     }
 }

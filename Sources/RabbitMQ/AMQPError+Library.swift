@@ -27,7 +27,7 @@ extension AMQPError {
     ) -> AMQPError {
         switch failure {
         case .status(let status):
-            let text = String(cString: amqp_error_string2(status))
+            var text = String(cString: amqp_error_string2(status))
             let code: Code
             switch amqp_status_enum(rawValue: status) {
             case AMQP_STATUS_TIMEOUT:
@@ -35,6 +35,9 @@ extension AMQPError {
             case AMQP_STATUS_HOSTNAME_RESOLUTION_FAILED, AMQP_STATUS_INCOMPATIBLE_AMQP_VERSION,
                 AMQP_STATUS_BROKER_UNSUPPORTED_SASL_METHOD, AMQP_STATUS_SOCKET_INUSE:
                 code = .connectionFailed
+            case AMQP_STATUS_SSL_PEER_VERIFY_FAILED, AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED:
+                code = .connectionFailed
+                text = "TLS verification of the broker failed (\(text)): check the CA file and the host name"
             case AMQP_STATUS_CONNECTION_CLOSED, AMQP_STATUS_SOCKET_ERROR, AMQP_STATUS_SOCKET_CLOSED,
                 AMQP_STATUS_HEARTBEAT_TIMEOUT, AMQP_STATUS_TCP_ERROR, AMQP_STATUS_SSL_ERROR,
                 AMQP_STATUS_SSL_CONNECTION_FAILED:

@@ -5,7 +5,7 @@ public struct AMQPError: Error, CustomStringConvertible, Sendable {
     /// What went wrong, as an open set: new codes may be added without breaking callers.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, Hashable {
-            case connectionFailed, authenticationFailed, connectionClosed, channelClosed, consumerCancelled
+            case connectionFailed, authenticationFailed, connectionClosed, channelClosed, consumerCancelled, setupFailed
             case publishNacked, messageReturned, invalidURL, unsupported, timeout, closed, protocolError
         }
 
@@ -34,6 +34,8 @@ public struct AMQPError: Error, CustomStringConvertible, Sendable {
         public static let timeout = Code(.timeout)
         /// The connection was closed by this process; the operation was not carried out.
         public static let closed = Code(.closed)
+        /// The on-connect hook (topology declaration) failed with an error that is not an `AMQPError`.
+        public static let setupFailed = Code(.setupFailed)
         /// rabbitmq-c or the broker reported something that breaks the protocol, or a resource ran out.
         public static let protocolError = Code(.protocolError)
 

@@ -35,13 +35,22 @@ struct RPCCall {
 /// The connection thread's view of one consumer.
 final class ConsumerState {
     let buffer: DeliveryBuffer
+    let queue: String
+    let prefetch: UInt16
+    /// The tag the caller asked for (empty: the broker chooses); asked for again after a reconnect.
+    let requestedTag: String
     var consumerTag: String
     var isCancelled = false
+    /// True once basic.consume-ok arrived: from then on a lost connection re-opens the consumer.
+    var isStarted = false
     /// Deliveries completed in this loop turn, handed to `buffer` together at the end of the turn.
     var outbox: [AMQPDelivery] = []
 
-    init(buffer: DeliveryBuffer, consumerTag: String) {
+    init(buffer: DeliveryBuffer, queue: String, prefetch: UInt16, consumerTag: String) {
         self.buffer = buffer
+        self.queue = queue
+        self.prefetch = prefetch
+        self.requestedTag = consumerTag
         self.consumerTag = consumerTag
     }
 }

@@ -12,6 +12,8 @@ enum Command: Sendable {
     case releaseConsumer(DeliveryBuffer)
     /// Clean connection.close; `nil` when it comes from `deinit`, which cannot wait.
     case close(UnsafeContinuation<Void, Never>?)
+    /// The on-connect hook finished after the reconnect that opened connection `generation`.
+    case restored(generation: UInt64, Result<Void, AMQPError>)
 
     /// Resumes the command's continuation, if any, with `error`.
     func fail(with error: AMQPError) {
@@ -19,7 +21,7 @@ enum Command: Sendable {
         case .publish(let request): request.continuation.resume(returning: .failure(error))
         case .queueOperation(_, let continuation): continuation.resume(returning: .failure(error))
         case .startConsumer(let start): start.continuation.resume(returning: .failure(error))
-        case .settle, .releaseConsumer: break
+        case .settle, .releaseConsumer, .restored: break
         case .cancelConsumer(_, let continuation): continuation.resume(returning: .failure(error))
         case .close(let continuation): continuation?.resume()
         }
@@ -61,6 +63,7 @@ struct Settlement: Sendable {
 
     let buffer: DeliveryBuffer
     let channel: UInt16
+    let generation: UInt64
     let deliveryTag: UInt64
     let kind: Kind
 }

@@ -12,6 +12,9 @@ extension ConnectionLoop {
             if case .close(let continuation) = command, let continuation { closeWaiters.append(continuation) }
             command.failUnlessClose(with: .closedByClient)
             return
+        case .reconnecting:
+            handleWhileReconnecting(command)
+            return
         case .running:
             break
         }
@@ -31,6 +34,8 @@ extension ConnectionLoop {
             releaseConsumer(buffer)
         case .close(let continuation):
             beginClose(continuation)
+        case .restored(let restoredGeneration, let result):
+            restored(generation: restoredGeneration, result)
         }
     }
 
@@ -43,7 +48,8 @@ extension ConnectionLoop {
             start.continuation.resume(returning: .failure(AMQPError(.protocolError, "no free AMQP channel")))
             return
         }
-        let consumer = ConsumerState(buffer: start.buffer, consumerTag: start.consumerTag)
+        let consumer = ConsumerState(
+            buffer: start.buffer, queue: start.queue, prefetch: start.prefetch, consumerTag: start.consumerTag)
         let channel = openChannel(id, role: .consumer(consumer))
         // Failures of these two also fail the consume call below, which reports them.
         enqueue(.basicQos(prefetch: start.prefetch), on: channel) { _, _ in }
@@ -51,6 +57,7 @@ extension ConnectionLoop {
             switch result {
             case .success(let reply):
                 if case .consumerTag(let tag) = reply { consumer.consumerTag = tag }
+                consumer.isStarted = true
                 start.continuation.resume(
                     returning: .success(ConsumerStarted(channel: id, consumerTag: consumer.consumerTag)))
             case .failure(let error):
@@ -63,8 +70,10 @@ extension ConnectionLoop {
 
     private func settle(_ settlement: Settlement) {
         // A channel that is gone took its unacknowledged deliveries with it: the broker requeues them,
-        // and the consumer's buffer has already reported why.
-        guard let connection, let channel = channel(settlement.channel), !channel.isClosing,
+        // and the consumer's buffer has already reported why. The same holds for a connection that was lost
+        // since the delivery arrived (an older generation), even if a new channel now has the same id.
+        guard settlement.generation == generation, let connection, let channel = channel(settlement.channel),
+            !channel.isClosing,
             case .consumer(let consumer) = channel.role, consumer.buffer === settlement.buffer
         else { return }
         let status: Int32

@@ -38,12 +38,14 @@ extension ConnectionLoop {
             if case .closing = phase { finish(.locallyClosed) }
         case AMQP_CONNECTION_BLOCKED_METHOD:
             isBlocked = true
+            status.update(blocked: true)
             let blocked = method.decoded?.assumingMemoryBound(to: amqp_connection_blocked_t.self).pointee
             logger.info(
                 "AMQP broker blocked publishing",
                 metadata: [LogKey.reason: "\(blocked.map { String(amqpBytes: $0.reason) } ?? "")"])
         case AMQP_CONNECTION_UNBLOCKED_METHOD:
             isBlocked = false
+            status.update(blocked: false)
             logger.info("AMQP broker unblocked publishing")
             drainParked()
         default:
@@ -151,7 +153,7 @@ extension ConnectionLoop {
                 AMQPDelivery(
                     body: content.body, deliveryTag: deliveryTag, redelivered: redelivered,
                     exchange: content.exchange, routingKey: content.routingKey, properties: content.properties,
-                    channel: channel.id))
+                    channel: channel.id, generation: generation, consumerID: consumer.buffer.id))
         case .returned(let replyCode, let replyText):
             returned(content, replyCode: replyCode, replyText: replyText)
         }

@@ -25,9 +25,14 @@ extension ConnectionLoop {
         phase = .closing(deadline: .now + configuration.closeTimeout)
     }
 
-    /// Ends the connection because of `error`: every waiter fails with it.
+    /// The connection failed because of `error`: with a reconnect policy and while running, it is re-established;
+    /// otherwise it ends and every waiter fails with `error`.
     func fail(with error: AMQPError) {
-        finish(.failed(error))
+        if configuration.reconnect != nil, case .running = phase {
+            connectionLost(error)
+        } else {
+            finish(.failed(error))
+        }
     }
 
     /// Ends the connection: fails or finishes everything still waiting, refuses further commands, closes
@@ -48,10 +53,8 @@ extension ConnectionLoop {
             logger.debug("AMQP connection lost", metadata: [LogKey.error: "\(failure)"])
         }
 
-        if let connection {
-            amqp_destroy_connection(connection)
-            self.connection = nil
-        }
+        destroyConnection()
+        status.update(.closed)
         isPublisherReady = false
         confirms.failAll(error)
         failParked(error)
@@ -65,6 +68,11 @@ extension ConnectionLoop {
             while let call = channel.queued.popFirst() { call.completion(self, .failure(error)) }
             if case .consumer(let consumer) = channel.role { consumer.buffer.finish(bufferEnding) }
         }
+        for consumer in consumersToRestore { consumer.buffer.finish(bufferEnding) }
+        consumersToRestore = []
+        let waiting = held
+        held = []
+        for command in waiting { command.fail(with: error) }
         for command in mailbox.close(with: error) { command.fail(with: error) }
         for waiter in closeWaiters { waiter.resume() }
         closeWaiters = []

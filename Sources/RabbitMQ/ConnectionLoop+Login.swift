@@ -2,14 +2,23 @@ import CRabbitMQ
 import Glibc
 
 extension ConnectionLoop {
-    /// Opens the TCP socket and performs the AMQP handshake, blocking this (dedicated) thread.
+    /// Opens the TCP (or TLS) socket and performs the AMQP handshake, blocking this (dedicated) thread.
+    /// On failure nothing of the attempt is left behind.
     func open() -> Result<Void, AMQPError> {
+        let result = openSocketAndLogIn()
+        if case .failure = result { destroyConnection() }
+        return result
+    }
+
+    private func openSocketAndLogIn() -> Result<Void, AMQPError> {
         guard let connection = amqp_new_connection() else {
             return .failure(AMQPError(.connectionFailed, "amqp_new_connection failed"))
         }
         self.connection = connection
-        guard let socket = amqp_tcp_socket_new(connection) else {
-            return .failure(AMQPError(.connectionFailed, "amqp_tcp_socket_new failed"))
+        let socket: OpaquePointer
+        switch makeSocket(connection) {
+        case .success(let made): socket = made
+        case .failure(let error): return .failure(error)
         }
         var timeout = timeval(configuration.connectTimeout)
         let status = amqp_socket_open_noblock(socket, configuration.host, Int32(configuration.port), &timeout)
@@ -34,6 +43,31 @@ extension ConnectionLoop {
             "AMQP connection open",
             metadata: [LogKey.vhost: "\(configuration.vhost)", LogKey.heartbeat: "\(heartbeat)"])
         return .success(())
+    }
+
+    /// A plain TCP socket, or for `amqps` a TLS one that verifies the broker's certificate chain against the
+    /// configured CA and its name against the host (always: there is no switch to turn verification off).
+    private func makeSocket(_ connection: amqp_connection_state_t) -> Result<OpaquePointer, AMQPError> {
+        guard let tls = configuration.tls else {
+            guard let socket = amqp_tcp_socket_new(connection) else {
+                return .failure(AMQPError(.connectionFailed, "amqp_tcp_socket_new failed"))
+            }
+            return .success(socket)
+        }
+        guard let socket = amqp_ssl_socket_new(connection) else {
+            return .failure(AMQPError(.connectionFailed, "amqp_ssl_socket_new failed"))
+        }
+        amqp_ssl_socket_set_verify_peer(socket, 1)
+        amqp_ssl_socket_set_verify_hostname(socket, 1)
+        guard amqp_ssl_socket_set_cacert(socket, tls.caCertificatePath) == AMQP_STATUS_OK.rawValue else {
+            return .failure(AMQPError(.connectionFailed, "cannot load the CA certificates from \(tls.caCertificatePath)"))
+        }
+        if let certificate = tls.certificatePath, let key = tls.keyPath {
+            guard amqp_ssl_socket_set_key(socket, certificate, key) == AMQP_STATUS_OK.rawValue else {
+                return .failure(AMQPError(.connectionFailed, "cannot load the client certificate \(certificate)"))
+            }
+        }
+        return .success(socket)
     }
 
     private func connectionFailure(_ failure: LibraryFailure) -> AMQPError {

@@ -40,7 +40,8 @@ extension ConnectionLoop {
                 loop.isPublisherReady = true
                 loop.drainParked()
             case .failure(let error):
-                loop.failParked(error)
+                // A lost connection keeps the parked publishes (never sent) for the next one.
+                if case .running = loop.phase { loop.failParked(error) }
             }
         }
     }

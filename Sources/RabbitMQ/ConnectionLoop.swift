@@ -12,6 +12,8 @@ import Logging
 final class ConnectionLoop {
     enum Phase {
         case running
+        /// The connection was lost; the next attempt to open a new one is due at `due`.
+        case reconnecting(due: ContinuousClock.Instant)
         /// connection.close sent; waiting for close-ok until the deadline.
         case closing(deadline: ContinuousClock.Instant)
         case finished
@@ -24,6 +26,9 @@ final class ConnectionLoop {
 
     let configuration: AMQPConfiguration
     let mailbox: Mailbox
+    let status: ConnectionStatus
+    /// Tells the ``AMQPConnection`` that connection `generation` is open, to run its on-connect hook.
+    let reconnected: @Sendable (UInt64) -> Void
     var logger: Logger
     var connection: amqp_connection_state_t?
     let pool = ScratchPool()
@@ -43,14 +48,32 @@ final class ConnectionLoop {
     /// Consumers whose outbox has deliveries from the current turn.
     var consumersWithOutbox: [ConsumerState] = []
 
+    /// Counts connections, one more per reconnect; deliveries carry it so stale settlements are recognised.
+    var generation: UInt64 = 1
+    /// Failed attempts since the connection was last restored, for the backoff.
+    var reconnectAttempts = 0
+    /// Consumers to open again once the new connection is up and the on-connect hook has run.
+    var consumersToRestore: [ConsumerState] = []
+    /// Commands that arrived while reconnecting, carried out once connected again.
+    var held: [Command] = []
+
     private var batch: [Command] = []
-    private var pollDescriptors: [pollfd] = []
+    /// The socket (fd -1 while there is none) and the mailbox's eventfd.
+    var pollDescriptors: [pollfd] = []
     private var lastInbound = ContinuousClock.now
     private var lastServiced = ContinuousClock.now
 
-    init(configuration: AMQPConfiguration, mailbox: Mailbox, logger: Logger) {
+    init(
+        configuration: AMQPConfiguration,
+        mailbox: Mailbox,
+        status: ConnectionStatus,
+        logger: Logger,
+        reconnected: @escaping @Sendable (UInt64) -> Void
+    ) {
         self.configuration = configuration
         self.mailbox = mailbox
+        self.status = status
+        self.reconnected = reconnected
         self.logger = logger
         self.logger[metadataKey: LogKey.broker] = "\(configuration.host):\(configuration.port)"
     }
@@ -64,13 +87,18 @@ final class ConnectionLoop {
     static func start(
         configuration: AMQPConfiguration,
         mailbox: Mailbox,
+        status: ConnectionStatus,
         logger: Logger,
+        reconnected: @escaping @Sendable (UInt64) -> Void,
         connected: UnsafeContinuation<Result<Void, AMQPError>, Never>
     ) throws(AMQPError) {
         try ConnectionThread.start(name: "herald-amqp") {
-            let loop = ConnectionLoop(configuration: configuration, mailbox: mailbox, logger: logger)
+            let loop = ConnectionLoop(
+                configuration: configuration, mailbox: mailbox, status: status, logger: logger,
+                reconnected: reconnected)
             switch loop.open() {
             case .failure(let error):
+                status.update(.closed)
                 for command in mailbox.close(with: error) { command.fail(with: error) }
                 connected.resume(returning: .failure(error))
             case .success:
@@ -82,21 +110,38 @@ final class ConnectionLoop {
 
     private func run() {
         pollDescriptors = [
-            pollfd(fd: amqp_get_sockfd(connection), events: Int16(POLLIN), revents: 0),
+            pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
             pollfd(fd: mailbox.wakeDescriptor, events: Int16(POLLIN), revents: 0),
         ]
-        lastInbound = .now
-        lastServiced = .now
+        connectionOpened()
         while !isFinished {
             mailbox.takeAll(into: &batch)
             for command in batch { handle(command) }
             batch.removeAll(keepingCapacity: true)
             pool.recycle()
             if isFinished { break }
-            waitAndRead()
-            checkTimers()
+            if case .reconnecting(let due) = phase {
+                waitAndReconnect(due: due)
+            } else {
+                waitAndRead()
+                checkTimers()
+            }
         }
         logger.debug("AMQP connection thread finished")
+    }
+
+    /// Starts watching a freshly opened connection's socket.
+    func connectionOpened() {
+        pollDescriptors[0].fd = amqp_get_sockfd(connection)
+        lastInbound = .now
+        lastServiced = .now
+        status.update(.connected)
+    }
+
+    /// Waits on the mailbox alone, so that `close()` and new commands are handled during the backoff.
+    func waitForMailbox(milliseconds: Int32) {
+        var descriptor = pollfd(fd: mailbox.wakeDescriptor, events: Int16(POLLIN), revents: 0)
+        if poll(&descriptor, 1, max(0, milliseconds)) > 0 { mailbox.acknowledgeWakeUp() }
     }
 
     var isFinished: Bool {
@@ -168,7 +213,11 @@ final class ConnectionLoop {
     }
 
     private func checkTimers() {
-        guard !isFinished else { return }
+        // Only a live (or closing) connection has timers; a lost one is already being replaced.
+        switch phase {
+        case .running, .closing: break
+        case .reconnecting, .finished: return
+        }
         let now = ContinuousClock.now
         if case .closing(let deadline) = phase, now >= deadline {
             logger.debug("AMQP connection.close-ok did not arrive in time")

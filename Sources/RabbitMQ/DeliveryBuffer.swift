@@ -6,6 +6,10 @@ import Synchronization
 /// outstanding on the channel, and a delivery leaves this buffer before it can be acknowledged.
 /// The thread pushes; iterators pop, or park a continuation when it is empty.
 final class DeliveryBuffer: Sendable {
+    private static let lastID = Atomic<UInt64>(0)
+
+    /// Identifies the consumer, so that a delivery is settled only through the consumer it came from.
+    let id = DeliveryBuffer.lastID.add(1, ordering: .relaxed).newValue
     private enum Terminal {
         case finished
         case failed(AMQPError)
@@ -42,6 +46,12 @@ final class DeliveryBuffer: Sendable {
             }
         }
         for (waiter, delivery) in handedOver { waiter.continuation.resume(returning: .success(delivery)) }
+    }
+
+    /// Drops the deliveries not yet handed out: their connection is gone, so they can no longer be settled and
+    /// the broker delivers them again. Waiting iterators keep waiting, for deliveries on the next connection.
+    func discardBuffered() {
+        state.withLock { $0.deliveries.removeAll() }
     }
 
     /// How iteration ends.

@@ -8,4 +8,6 @@ enum LogKey {
     static let heartbeat = "amqp.heartbeat"
     static let reason = "amqp.reason"
     static let queue = "amqp.queue"
+    static let attempt = "amqp.reconnect_attempt"
+    static let delay = "amqp.reconnect_delay"
 }

@@ -8,7 +8,10 @@ import Testing
 
 @Suite struct APNSSimulatorFaultTests {
     @Test func injectedFailureAnswersEveryNthRequest() async throws {
-        try await withHarness({ $0.injectedFailures = [.serviceUnavailable(every: 2)] }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.injectedFailures = [.serviceUnavailable(every: 2)]
+        } _: {
+            (harness: Harness) async throws in
             var statuses: [Int] = []
             var reasons: [String?] = []
             for _ in 0..<4 {
@@ -29,7 +32,9 @@ import Testing
     ])
     func injectedFailureForATokenPrefixFiresAtMostTimes(_ failure: InjectedFailure) async throws {
         let flaky = "a5" + String(repeating: "0", count: 62)
-        try await withHarness({ $0.injectedFailures = [failure] }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.injectedFailures = [failure]
+        } _: { (harness: Harness) async throws in
             var statuses: [Int] = []
             for token in [flaky, Fixtures.token, flaky, flaky, flaky] {
                 statuses.append(try await harness.client.send(Fixtures.request(token: token, jwt: harness.jwt)).status)
@@ -39,7 +44,9 @@ import Testing
     }
 
     @Test func goAwayAfterStreamsSendsGoAwayWithLastStreamAndCloses() async throws {
-        try await withHarness({ $0.goAwayAfterStreams = 2 }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.goAwayAfterStreams = 2
+        } _: { (harness: Harness) async throws in
             let first = try await harness.client.send(Fixtures.request(jwt: harness.jwt))
             let second = try await harness.client.send(Fixtures.request(jwt: harness.jwt))
             #expect([first.status, second.status] == [200, 200])
@@ -57,10 +64,14 @@ import Testing
     }
 
     @Test func goAwayStillAnswersStreamsUpToTheLastStreamID() async throws {
-        try await withHarness({ $0.goAwayAfterStreams = 1 }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.goAwayAfterStreams = 1
+        } _: { (harness: Harness) async throws in
             // Both are on the wire before the server answers the first; the second has the highest id seen.
             let jwt = harness.jwt
-            let futures = [harness.client.start(Fixtures.request(jwt: jwt)), harness.client.start(Fixtures.request(jwt: jwt))]
+            let futures = [
+                harness.client.start(Fixtures.request(jwt: jwt)), harness.client.start(Fixtures.request(jwt: jwt)),
+            ]
             var answered = 0
             for future in futures {
                 if (try? await future.get())?.status == 200 { answered += 1 }
@@ -77,7 +88,9 @@ import Testing
     }
 
     @Test func dropConnectionAfterStreamsClosesWithoutAnswerOrGoAway() async throws {
-        try await withHarness({ $0.dropConnectionAfterStreams = 1 }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.dropConnectionAfterStreams = 1
+        } _: { (harness: Harness) async throws in
             #expect(try await harness.client.send(Fixtures.request(jwt: harness.jwt)).status == 200)
             await #expect(throws: (any Error).self) {
                 try await harness.client.send(Fixtures.request(jwt: harness.jwt))
@@ -94,7 +107,9 @@ import Testing
 
     @Test func silentTokenIsNeverAnswered() async throws {
         let silent = "5117" + String(repeating: "0", count: 60)
-        try await withHarness({ $0.silentTokenPrefixes = ["5117"] }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.silentTokenPrefixes = ["5117"]
+        } _: { (harness: Harness) async throws in
             let unanswered = harness.client.start(Fixtures.request(token: silent, jwt: harness.jwt))
             let answered = Mutex(false)
             unanswered.whenSuccess { _ in answered.withLock { $0 = true } }
@@ -107,16 +122,18 @@ import Testing
     }
 
     @Test func responseDelayStillAnswers() async throws {
-        try await withHarness({ $0.responseDelay = .milliseconds(20) }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.responseDelay = .milliseconds(20)
+        } _: { (harness: Harness) async throws in
             #expect(try await harness.client.send(Fixtures.request(jwt: harness.jwt)).status == 200)
         }
     }
 
     @Test func streamLimitIsOneUntilTheFirstValidProviderToken() async throws {
-        try await withHarness({
+        try await withHarness {
             $0.maxConcurrentStreamsUntilAuthenticated = 1
             $0.maxConcurrentStreams = 500
-        }) { (harness: Harness) async throws in
+        } _: { (harness: Harness) async throws in
             _ = await harness.client.rootFrames.first(where: isMaxConcurrentStreamsSettings)
             #expect(harness.client.rootFrames.advertisedMaxConcurrentStreams == [1])
             // An invalid token does not lift the limit.
@@ -155,7 +172,9 @@ import Testing
     }
 
     @Test func tokenUpdateRuleCanBeDisabled() async throws {
-        try await withHarness({ $0.minimumTokenUpdateInterval = nil }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.minimumTokenUpdateInterval = nil
+        } _: { (harness: Harness) async throws in
             #expect(try await harness.client.send(Fixtures.request(jwt: harness.jwt)).status == 200)
             harness.clock.advance(by: 1)
             #expect(try await harness.client.send(Fixtures.request(jwt: harness.freshJWT())).status == 200)
@@ -168,9 +187,10 @@ import Testing
             keyID: TestCredentials.secondKeyID,
             pemKey: TestCredentials.secondProviderKeyPEM
         )
-        try await withHarness({
-            $0.providerKeys[TestCredentials.secondKeyID] = .init(teamID: "TEAM654321", publicKeyPEM: otherTeam.publicKeyPEM)
-        }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.providerKeys[TestCredentials.secondKeyID] = .init(
+                teamID: "TEAM654321", publicKeyPEM: otherTeam.publicKeyPEM)
+        } _: { (harness: Harness) async throws in
             #expect(try await harness.client.send(Fixtures.request(jwt: harness.jwt)).status == 200)
             let otherJWT = try otherTeam.makeToken(issuedAt: harness.clock.now)
             let response = try await harness.client.send(Fixtures.request(jwt: otherJWT))

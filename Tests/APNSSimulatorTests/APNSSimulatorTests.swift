@@ -22,7 +22,8 @@ struct RejectionCase: Sendable, CustomTestStringConvertible {
         -> Self
     {
         Self(name: name, status: status, reason: reason) {
-            Fixtures.request(jwt: $0, pushType: pushType, topic: topic, body: Array(repeating: UInt8(ascii: " "), count: size))
+            Fixtures.request(
+                jwt: $0, pushType: pushType, topic: topic, body: Array(repeating: UInt8(ascii: " "), count: size))
         }
     }
 }
@@ -36,7 +37,9 @@ struct AcceptedCase: Sendable, CustomTestStringConvertible {
 
 @Suite struct APNSSimulatorTests {
     static let rejections: [RejectionCase] = [
-        RejectionCase(name: "GET", status: 405, reason: "MethodNotAllowed") { Fixtures.request(jwt: $0, method: "GET") },
+        RejectionCase(name: "GET", status: 405, reason: "MethodNotAllowed") {
+            Fixtures.request(jwt: $0, method: "GET")
+        },
         RejectionCase(name: "wrong path", status: 404, reason: "BadPath") {
             Fixtures.request(jwt: $0, path: "/3/devices/\(Fixtures.token)")
         },
@@ -88,7 +91,8 @@ struct AcceptedCase: Sendable, CustomTestStringConvertible {
             Fixtures.request(jwt: $0, pushType: "background", extra: [("apns-priority", "10")])
         },
         .headers("expiration not a number", 400, "BadExpirationDate", [("apns-expiration", "tomorrow")]),
-        .headers("collapse id of 65 bytes", 400, "BadCollapseId", [("apns-collapse-id", String(repeating: "c", count: 65))]),
+        .headers(
+            "collapse id of 65 bytes", 400, "BadCollapseId", [("apns-collapse-id", String(repeating: "c", count: 65))]),
         .headers("apns-id not a UUID", 400, "BadMessageId", [("apns-id", "not-a-uuid")]),
         .headers("apns-id in upper case", 400, "BadMessageId", [("apns-id", "9F5E9C7E-2C8B-4E3A-9A57-6E1F8B0C2D3A")]),
         .headers("repeated apns-topic", 400, "DuplicateHeaders", [("apns-topic", Fixtures.topic)]),
@@ -99,7 +103,9 @@ struct AcceptedCase: Sendable, CustomTestStringConvertible {
 
     @Test(arguments: rejections)
     func requestBreakingARuleIsRejectedWithAppleStatusAndReason(_ testCase: RejectionCase) async throws {
-        try await withHarness({ $0.badTokenPrefixes = ["bad0"] }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.badTokenPrefixes = ["bad0"]
+        } _: { (harness: Harness) async throws in
             let requestID = "9f5e9c7e-2c8b-4e3a-9a57-6e1f8b0c2d3a"
             var request = testCase.build(harness.jwt)
             let hasID = request.headers.contains { $0.0 == "apns-id" }
@@ -214,10 +220,10 @@ struct AcceptedCase: Sendable, CustomTestStringConvertible {
 
     @Test func listedDeadTokenUsesTheConfiguredTimestamp() async throws {
         let token = String(repeating: "7", count: 64)
-        try await withHarness({
+        try await withHarness {
             $0.deadTokens = [token]
             $0.deadTimestamp = 1_234_567
-        }) { (harness: Harness) async throws in
+        } _: { (harness: Harness) async throws in
             let response = try await harness.client.send(Fixtures.request(token: token, jwt: harness.jwt))
             #expect(response.status == 410)
             #expect(response.outcome.timestamp == 1_234_567)
@@ -300,7 +306,9 @@ struct AcceptedCase: Sendable, CustomTestStringConvertible {
 
     @Test(arguments: [1, 17, 1000])
     func initialSettingsAdvertiseTheConfiguredStreamLimit(_ limit: Int) async throws {
-        try await withHarness({ $0.maxConcurrentStreams = limit }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.maxConcurrentStreams = limit
+        } _: { (harness: Harness) async throws in
             let frame = await harness.client.rootFrames.first(where: isMaxConcurrentStreamsSettings)
             #expect(frame != nil)
             #expect(harness.client.rootFrames.advertisedMaxConcurrentStreams == [limit])
@@ -324,9 +332,12 @@ struct AcceptedCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test func acceptedNotificationsAreWrittenToTheRecordFileAsJSONLines() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("apns-sim-\(UUID().uuidString).jsonl").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("apns-sim-\(UUID().uuidString).jsonl")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try await withHarness({ $0.recordFile = path }) { (harness: Harness) async throws in
+        try await withHarness {
+            $0.recordFile = path
+        } _: { (harness: Harness) async throws in
             _ = try await harness.client.send(Fixtures.request(jwt: harness.jwt))
             _ = try await harness.client.send(Fixtures.request(token: Fixtures.deadToken, jwt: harness.jwt))
             _ = try await harness.client.send(Fixtures.request(jwt: harness.jwt, body: Array(#"{"n":2}"#.utf8)))

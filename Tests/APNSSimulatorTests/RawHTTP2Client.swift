@@ -1,10 +1,10 @@
+import HeraldTestSupport
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
-import HeraldTestSupport
 
 /// A deliberately small HTTP/2 client on swift-nio-http2 (not APNSTransport), so the simulator is tested against an
 /// independent implementation: TLS trusting the test CA, ALPN h2, one child channel per request, and a record of the
@@ -176,7 +176,11 @@ final class RootFrameRecorder: Sendable {
     private struct State {
         var frames: [HTTP2Frame.FramePayload] = []
         var closed = false
-        var waiters: [(predicate: @Sendable (HTTP2Frame.FramePayload) -> Bool, continuation: CheckedContinuation<HTTP2Frame.FramePayload?, Never>)] = []
+        var waiters:
+            [(
+                predicate: @Sendable (HTTP2Frame.FramePayload) -> Bool,
+                continuation: CheckedContinuation<HTTP2Frame.FramePayload?, Never>
+            )] = []
     }
 
     private let state = Mutex(State())
@@ -184,7 +188,9 @@ final class RootFrameRecorder: Sendable {
     func append(_ frame: HTTP2Frame.FramePayload) {
         let ready = state.withLock { state in
             state.frames.append(frame)
-            let (matching, rest) = (state.waiters.filter { $0.predicate(frame) }, state.waiters.filter { !$0.predicate(frame) })
+            let (matching, rest) = (
+                state.waiters.filter { $0.predicate(frame) }, state.waiters.filter { !$0.predicate(frame) }
+            )
             state.waiters = rest
             return matching.map(\.continuation)
         }
@@ -201,7 +207,8 @@ final class RootFrameRecorder: Sendable {
     }
 
     /// The first frame (already received or still to come) that matches, or nil if the connection closes first.
-    func first(where predicate: @escaping @Sendable (HTTP2Frame.FramePayload) -> Bool) async -> HTTP2Frame.FramePayload? {
+    func first(where predicate: @escaping @Sendable (HTTP2Frame.FramePayload) -> Bool) async -> HTTP2Frame.FramePayload?
+    {
         await withCheckedContinuation { continuation in
             let resumeNow: HTTP2Frame.FramePayload?? = state.withLock { state in
                 if let frame = state.frames.first(where: predicate) { return .some(frame) }

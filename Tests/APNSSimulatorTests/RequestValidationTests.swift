@@ -1,4 +1,5 @@
 import APNSCore
+import Foundation
 import Testing
 
 @testable import APNSSimulator
@@ -44,7 +45,9 @@ import Testing
 
     @Test func suffixOnlyTopicIsNotForTheToken() {
         let headers: [(name: String, value: String)] = [("apns-topic", ".voip"), ("apns-push-type", "voip")]
-        #expect(RequestValidation.fields(headers, payloadSize: 10, allowedBundleIDs: nil).failureReason == "DeviceTokenNotForTopic")
+        #expect(
+            RequestValidation.fields(headers, payloadSize: 10, allowedBundleIDs: nil).failureReason
+                == "DeviceTokenNotForTopic")
     }
 
     @Test func topicWithWhitespaceIsBad() {
@@ -54,7 +57,9 @@ import Testing
 
     @Test func negativeExpirationIsBad() {
         let headers: [(name: String, value: String)] = [("apns-topic", "a"), ("apns-expiration", "-1")]
-        #expect(RequestValidation.fields(headers, payloadSize: 10, allowedBundleIDs: nil).failureReason == "BadExpirationDate")
+        #expect(
+            RequestValidation.fields(headers, payloadSize: 10, allowedBundleIDs: nil).failureReason
+                == "BadExpirationDate")
     }
 
     @Test func rejectionBodyIsAppleJSON() {
@@ -68,5 +73,27 @@ extension Result where Failure == Rejection {
     var failureReason: String? {
         if case .failure(let rejection) = self { return rejection.reason }
         return nil
+    }
+}
+
+@Suite struct APNSSimulatorScenarioTests {
+    @Test func scenarioJSONOverridesOnlyWhatItSets() throws {
+        let json = #"""
+            {"deadTokenPrefixes": ["dead"], "goAwayAfterStreams": 5, "responseDelayMilliseconds": 7,
+             "injectedFailures": [{"status": 503, "reason": "ServiceUnavailable", "every": 10}]}
+            """#
+        let scenario = try JSONDecoder().decode(APNSSimulatorScenario.self, from: Data(json.utf8))
+        var configuration = APNSSimulatorConfiguration(
+            certificateChainPEM: "",
+            privateKeyPEM: "",
+            providerKeys: [:]
+        )
+        configuration.maxConcurrentStreams = 42
+        configuration.apply(scenario)
+        #expect(configuration.deadTokenPrefixes == ["dead"])
+        #expect(configuration.goAwayAfterStreams == 5)
+        #expect(configuration.responseDelay == .milliseconds(7))
+        #expect(configuration.injectedFailures == [.serviceUnavailable(every: 10)])
+        #expect(configuration.maxConcurrentStreams == 42)
     }
 }

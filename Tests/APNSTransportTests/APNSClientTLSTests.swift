@@ -82,19 +82,36 @@ import Testing
         try await server.stop()
     }
 
-    private func makeClient(port: Int, timeout: Duration = .seconds(10)) -> APNSClient {
+    @Test func deadConnectionIsDetectedByPingBeforeTheRequestTimeout() async throws {
+        let server = try await TLSOnlyServer.start(applicationProtocols: ["h2"])
+        let client = makeClient(port: server.port, timeout: .seconds(60), pingInterval: .milliseconds(100))
+        let error = await #expect(throws: APNSTransportError.self) {
+            try await client.send(makeRequest())
+        }
+        #expect(error?.code == .connectionClosed)
+        #expect((error?.underlying as? APNSTransportError)?.message == "the server did not answer a PING")
+        await client.shutdown()
+        try await server.stop()
+    }
+
+    private func makeClient(
+        port: Int,
+        timeout: Duration = .seconds(10),
+        pingInterval: Duration? = .seconds(60)
+    ) -> APNSClient {
         let signer = try! ProviderTokenSigner(
             teamID: TestCredentials.teamID,
             keyID: TestCredentials.keyID,
             pemKey: TestCredentials.providerKeyPEM
         )
-        let configuration = APNSClientConfiguration(
+        var configuration = APNSClientConfiguration(
             endpoint: .init(host: "127.0.0.1", port: port),
             authentication: .token(ProviderTokenCache(signer: signer, now: { 1_800_000_000 })),
             additionalTrustRootsPEM: [TestCredentials.caCertificatePEM],
             connections: 1,
             requestTimeout: timeout
         )
+        configuration.pingInterval = pingInterval
         return APNSClient(
             configuration: configuration,
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,

@@ -1,6 +1,7 @@
 import APNSCore
 import APNSSimulator
 import APNSTransport
+import Foundation
 import HeraldTestSupport
 import Logging
 import NIOCore
@@ -31,7 +32,13 @@ struct SimulatorFixture {
         client configureClient: (inout APNSClientConfiguration) -> Void = { _ in },
         _ body: (SimulatorFixture) async throws -> T
     ) async throws -> T {
-        let group = MultiThreadedEventLoopGroup.singleton
+        // Own event loops per test, so that a heavy test running in parallel does not hold up this one's loops.
+        let serverGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer {
+            serverGroup.shutdownGracefully { _ in }
+            clientGroup.shutdownGracefully { _ in }
+        }
         let clock = TestClock()
         let signer = try ProviderTokenSigner(
             teamID: TestCredentials.teamID,
@@ -47,7 +54,11 @@ struct SimulatorFixture {
         configureSimulator(&simulatorConfiguration)
         var simulatorLogger = Logger(label: "apns-simulator")
         simulatorLogger.logLevel = .warning
-        let simulator = APNSSimulator(configuration: simulatorConfiguration, eventLoopGroup: group, logger: simulatorLogger)
+        let simulator = APNSSimulator(
+            configuration: simulatorConfiguration,
+            eventLoopGroup: serverGroup,
+            logger: simulatorLogger
+        )
         let port = try await simulator.start()
 
         let cache = ProviderTokenCache(signer: signer, now: { clock.now })
@@ -61,7 +72,7 @@ struct SimulatorFixture {
         let logs = LogRecorder()
         var logger = Logger(label: "apns-client") { _ in logs.handler() }
         logger.logLevel = .trace
-        let client = APNSClient(configuration: clientConfiguration, eventLoopGroup: group, logger: logger)
+        let client = APNSClient(configuration: clientConfiguration, eventLoopGroup: clientGroup, logger: logger)
         let fixture = SimulatorFixture(simulator: simulator, client: client, cache: cache, clock: clock, logs: logs)
         do {
             let result = try await body(fixture)
@@ -92,6 +103,8 @@ func makeRequest(token: String = "a1b2c3d4", apnsID: String? = nil) -> APNSReque
 /// Log messages captured in memory, for asserting what the client logged.
 final class LogRecorder: Sendable {
     private let messages = Mutex<[String]>([])
+    /// Set `HERALD_TEST_PRINT_LOGS=1` to see the client's logs while debugging a test.
+    static let printing = ProcessInfo.processInfo.environment["HERALD_TEST_PRINT_LOGS"] != nil
 
     var all: [String] { messages.withLock { $0 } }
 
@@ -110,6 +123,11 @@ final class LogRecorder: Sendable {
         }
 
         func log(event: LogEvent) {
+            if LogRecorder.printing {
+                var all = metadata
+                all.merge(event.metadata ?? [:]) { $1 }
+                print("\(event.level) \(event.message) \(all)")
+            }
             recorder.messages.withLock { $0.append(event.message.description) }
         }
     }

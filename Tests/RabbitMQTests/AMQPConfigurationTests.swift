@@ -52,10 +52,21 @@ import Testing
         #expect(configuration.connectionName == nil)
     }
 
-    @Test func amqpsIsRejectedClearlyForNow() {
-        let error = #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqps://u:p@host/%2f") }
-        #expect(error?.code == .unsupported)
-        #expect(error?.message == "amqps not supported yet")
+    @Test func amqpsEnablesVerifiedTLSOnPort5671WithTheGivenCA() throws {
+        let configuration = try AMQPConfiguration(url: "amqps://u:p@broker.example/%2f?cacertfile=%2Fetc%2Fca.pem")
+        #expect(configuration.port == 5671)
+        #expect(configuration.tls?.caCertificatePath == "/etc/ca.pem")
+        #expect(configuration.tls?.certificatePath == nil)
+        #expect(configuration.description.hasPrefix("amqps://u:***@broker.example:5671"))
+
+        let system = try AMQPConfiguration(url: "amqps://u:p@broker.example:5999")
+        #expect(system.port == 5999)
+        #expect(system.tls?.caCertificatePath == AMQPTLSConfiguration.systemCABundle)
+    }
+
+    @Test func tlsQueryKeysNeedAnAmqpsURL() {
+        let error = #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqp://u:p@host/?cacertfile=/ca.pem") }
+        #expect(error?.code == .invalidURL)
     }
 
     @Test(arguments: [

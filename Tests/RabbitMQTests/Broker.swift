@@ -46,6 +46,30 @@ enum Broker {
         _ = try run(script, ["rabbitmqctl", "-q", "close_connection", pid, "herald test: forced close"])
     }
 
+    /// Restarts the dev broker (`deploy/dev/services.sh restart-rabbitmq`) and returns the script's exit status
+    /// once the node is up again; waits without blocking a cooperative thread.
+    static func restart() async throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [servicesScript, "restart-rabbitmq"]
+        process.standardOutput = FileHandle.nullDevice
+        return try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    static var servicesScript: String {
+        URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("deploy/dev/services.sh").path
+    }
+
     private static func run(_ script: String, _ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -61,6 +85,12 @@ enum Broker {
 }
 
 struct TimedOut: Error {}
+
+extension Tag {
+    /// Tests that restart the shared dev broker: `make test` runs them in an invocation of their own, after the
+    /// others, because a restart cuts every connection to the node.
+    @Tag static var brokerRestart: Self
+}
 
 /// Fails instead of hanging when an awaited event never happens; the limit is a guard, not a wait.
 func withTimeout<T: Sendable>(

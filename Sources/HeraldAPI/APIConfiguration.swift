@@ -1,0 +1,29 @@
+import HeraldStore
+import HeraldWorker
+import Prometheus
+import RabbitMQ
+
+/// Everything `herald api` needs, already read and checked by the CLI.
+public struct APIConfiguration: Sendable {
+    /// Address to bind, e.g. `0.0.0.0` in a container.
+    public var host: String = "127.0.0.1"
+    /// Port; 0 picks a free one.
+    public var port: Int = 8080
+    /// The broker jobs are published to.
+    public var amqp: AMQPConfiguration
+    /// The database of devices, jobs, keys and reports.
+    public var database: DatabaseConfiguration
+    /// Queue names (the prefix must match the workers'); declared idempotently on connect.
+    public var topology: Topology = .init()
+    /// The largest request body accepted, in bytes (a job listing 10,000 tokens is about 700 KB).
+    public var maximumBodySize: Int = 1 << 20
+    /// Rows a dead-token report lists at most (its totals always cover the whole window).
+    public var maximumReportRows: Int = 10_000
+    /// The registry `/metrics` exposes: the one the process bootstrapped swift-metrics with.
+    public var metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+
+    public init(amqp: AMQPConfiguration, database: DatabaseConfiguration) {
+        self.amqp = amqp
+        self.database = database
+    }
+}

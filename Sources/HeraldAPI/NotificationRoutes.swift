@@ -1,0 +1,108 @@
+import Foundation
+import HTTPTypes
+import HeraldCore
+import HeraldProducer
+import HeraldStore
+import Hummingbird
+
+/// `POST /v1/apps/{app}/notifications`: validates a job exactly as the worker will, records it, publishes it with a
+/// confirm and answers 202 with its id. An `Idempotency-Key` header becomes the job id, so a retried request is
+/// neither stored nor sent twice.
+struct NotificationRoutes: Sendable {
+    let api: API
+
+    func add(to group: RouterGroup<APIRequestContext>) {
+        group.post("apps/{app}/notifications", use: enqueue)
+    }
+
+    struct Accepted: Encodable {
+        var id: String
+        var state: String
+        var duplicate: Bool
+        var invalidTokens: Int
+
+        enum CodingKeys: String, CodingKey {
+            case id, state, duplicate
+            case invalidTokens = "invalid_tokens"
+        }
+    }
+
+    @Sendable func enqueue(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let app = try context.parameters.decoded("app")
+        try context.requireApp(app)
+        let bytes = try await request.collectBody(limit: api.configuration.maximumBodySize)
+        guard var object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) else {
+            throw APIError.badRequest("malformed_json", "the request body is not a JSON object")
+        }
+        if let named = object["app"], named != .string(app) {
+            throw APIError.badRequest("app_mismatch", "the body names another app than the path")
+        }
+        object["app"] = .string(app)
+        if let key = request.headers[.idempotencyKey] {
+            guard !key.isEmpty, key.utf8.count <= 128, key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
+                throw APIError.badRequest(
+                    "invalid_idempotency_key",
+                    "Idempotency-Key must be 1 to 128 visible ASCII characters"
+                )
+            }
+            if let id = object["id"], id != .string(key) {
+                throw APIError.badRequest("id_mismatch", "the body's id differs from the Idempotency-Key")
+            }
+            object["id"] = .string(key)
+        }
+
+        let prepared: PreparedJob
+        let body = Array(try JSONEncoder().encode(object))
+        do {
+            prepared = try PreparedJob.decode(body) { UUID().uuidString.lowercased() }
+        } catch {
+            throw error.code == .malformed
+                ? APIError.badRequest(error.code.rawValue, error.message)
+                : APIError.unprocessable(error.code.rawValue, error.message)
+        }
+        let spec = String(decoding: try JSONEncoder().encode(prepared.spec), as: UTF8.self)
+
+        switch try await api.store.enqueue(prepared, spec: spec) {
+        case .created(let state):
+            do {
+                try await api.producer.publish(prepared)
+            } catch {
+                // Not confirmed: forget the row so that the client's retry (same key) starts afresh.
+                context.logger.error("job not published", metadata: ["job": "\(prepared.id)", "error": "\(error)"])
+                try? await api.store.withdrawEnqueuedJob(id: prepared.id)
+                throw APIError(.serviceUnavailable, code: "broker_unavailable", "the job could not be queued; retry")
+            }
+            let accepted = Accepted(
+                id: prepared.id, state: state.rawValue, duplicate: false, invalidTokens: prepared.invalidTokenCount
+            )
+            return try JSONResponse.make(accepted, status: .accepted)
+        case .existing(let owner, let sameSpec, let state):
+            guard owner == app, sameSpec else {
+                throw APIError(
+                    .conflict,
+                    code: "idempotency_conflict",
+                    "this Idempotency-Key was already used for a different request"
+                )
+            }
+            if state == .queued {
+                // No worker has taken it yet: it may never have reached the broker, so publish it again. The id
+                // makes a second copy harmless.
+                do {
+                    try await api.producer.publish(prepared)
+                } catch {
+                    throw APIError(
+                        .serviceUnavailable, code: "broker_unavailable", "the job could not be queued; retry")
+                }
+            }
+            let accepted = Accepted(
+                id: prepared.id, state: state.rawValue, duplicate: true, invalidTokens: prepared.invalidTokenCount
+            )
+            return try JSONResponse.make(accepted, status: .accepted)
+        }
+    }
+}
+
+extension HTTPField.Name {
+    /// `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header).
+    static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
+}

@@ -1,0 +1,108 @@
+import Foundation
+import HeraldStore
+
+/// The dead-token and jobs reports as JSON, CSV and text tables: one rendering for the API and the CLI.
+public enum ReportRendering {
+    /// The JSON form of a dead-token report.
+    public struct DeadTokens: Encodable {
+        public struct Row: Encodable {
+            var token: String
+            var reason: String
+            var apnsTimestamp: String?
+            var jobID: String?
+            var recordedAt: String
+
+            enum CodingKeys: String, CodingKey {
+                case token, reason
+                case apnsTimestamp = "apns_timestamp"
+                case jobID = "job_id"
+                case recordedAt = "recorded_at"
+            }
+
+            public func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(token, forKey: .token)
+                try container.encode(reason, forKey: .reason)
+                try container.encode(apnsTimestamp, forKey: .apnsTimestamp)
+                try container.encode(jobID, forKey: .jobID)
+                try container.encode(recordedAt, forKey: .recordedAt)
+            }
+        }
+
+        public struct Day: Encodable {
+            var day: String
+            var count: Int
+        }
+
+        var app: String
+        var since: String
+        var until: String?
+        var total: Int
+        var truncated: Bool
+        var byReason: [String: Int]
+        var byDay: [Day]
+        var rows: [Row]
+
+        enum CodingKeys: String, CodingKey {
+            case app, since, until, total, truncated, rows
+            case byReason = "by_reason"
+            case byDay = "by_day"
+        }
+
+        public init(app: String, since: Int64, until: Int64?, report: DeadTokenReport) {
+            self.app = app
+            self.since = RFC3339Milliseconds.format(since)
+            self.until = until.map(RFC3339Milliseconds.format)
+            total = report.total
+            truncated = report.truncated
+            byReason = report.byReason
+            byDay = report.byDay.map { Day(day: $0.day, count: $0.count) }
+            rows = report.records.map { record in
+                Row(
+                    token: record.token.hex, reason: record.reason,
+                    apnsTimestamp: record.apnsTimestamp.map(RFC3339Milliseconds.format), jobID: record.jobID,
+                    recordedAt: RFC3339Milliseconds.format(record.recordedAt)
+                )
+            }
+        }
+    }
+
+    /// The header of the dead-token CSV.
+    public static let deadTokensCSVHeader = "token,reason,apns_timestamp,job_id,recorded_at"
+
+    /// The dead-token rows as CSV, header first.
+    public static func deadTokensCSV(_ report: DeadTokenReport) -> String {
+        var lines = [deadTokensCSVHeader]
+        for record in report.records {
+            lines.append(
+                [
+                    record.token.hex, record.reason, record.apnsTimestamp.map(RFC3339Milliseconds.format) ?? "",
+                    record.jobID ?? "", RFC3339Milliseconds.format(record.recordedAt),
+                ].map(csvField).joined(separator: ",")
+            )
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A CSV field, quoted when it holds a comma, quote or line break (and guarded against spreadsheet formulas).
+    public static func csvField(_ value: String) -> String {
+        var value = value
+        if let first = value.first, "=+-@".contains(first) { value = "'" + value }
+        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Left-aligned columns separated by two spaces.
+    public static func table(_ header: [String], _ rows: [[String]]) -> String {
+        var widths = header.map(\.count)
+        for row in rows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { i, cell in
+                i == cells.count - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count)
+            }.joined(separator: "  ")
+        }
+        return ([line(header)] + rows.map(line)).joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import HeraldAPI
+import HeraldStore
+import HeraldWorker
+import RabbitMQ
+
+/// `herald api`: the HTTP API (devices, notifications, jobs, reports, health, metrics) until SIGTERM.
+struct ApiCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "api",
+        abstract: "Serve the HTTP API: device registration, notifications, job status, reports, health and metrics.",
+        discussion: "Every /v1 route needs a per-app key (herald keys create --app A) as Authorization: Bearer <key>."
+    )
+
+    @OptionGroup var services: ServiceOptions
+
+    @Option(help: "Address to bind (env HERALD_API_HOST).")
+    var host: String?
+
+    @Option(help: "Port to listen on (env HERALD_API_PORT).")
+    var port: Int?
+
+    @Option(help: "Queue name prefix; must match the workers'.")
+    var queuePrefix: String = "herald"
+
+    @Option(help: "Queue type of the work queues: classic or quorum; must match the workers'.")
+    var queueType: String = "classic"
+
+    @Option(help: "Largest request body accepted, in bytes.")
+    var maximumBodySize: Int = 1 << 20
+
+    func run() async throws {
+        let logger = services.makeLogger(label: "herald.api")
+        var configuration = APIConfiguration(
+            amqp: try AMQPConfiguration(url: services.resolvedAMQPURL()),
+            database: try DatabaseConfiguration(url: services.resolvedDatabaseURL())
+        )
+        configuration.host = host ?? Environment.get("HERALD_API_HOST") ?? "127.0.0.1"
+        configuration.port = port ?? Environment.get("HERALD_API_PORT").flatMap(Int.init) ?? 8080
+        guard let type = Topology.QueueType(rawValue: queueType) else {
+            throw ValidationError("--queue-type must be classic or quorum")
+        }
+        configuration.topology = Topology(prefix: queuePrefix, queueType: type)
+        guard maximumBodySize > 0 else { throw ValidationError("--maximum-body-size must be positive") }
+        configuration.maximumBodySize = maximumBodySize
+        configuration.metricsRegistry = MetricsSetup.bootstrapOnce()
+        logger.info(
+            "api starting",
+            metadata: [
+                "host": "\(configuration.host)", "port": "\(configuration.port)", "amqp": "\(configuration.amqp)",
+            ]
+        )
+        try await buildAPI(configuration: configuration, logger: logger).run()
+    }
+}

@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import RabbitMQ
+
+/// `herald bench …`: measurements on this machine.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Benchmarks against the real services.",
+        subcommands: [BenchAMQPCommand.self, BenchPipelineCommand.self]
+    )
+}
+
+/// `herald bench amqp`: publish with confirms, consume with acks, then both at once; msgs/s per phase.
+///
+/// `bench/amqp-baseline.c` does the same work with plain rabbitmq-c (same count, size, queue type, confirm window
+/// and prefetch) and prints the same JSON, as the broker's own limit on this machine.
+struct BenchAMQPCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "amqp",
+        abstract: "Publish N persistent messages with confirms, consume and ack them, then both at once."
+    )
+
+    @OptionGroup var services: ServiceOptions
+
+    @Option(help: "Messages per phase.")
+    var count = 100_000
+
+    @Option(help: "Body size in bytes.")
+    var size = 300
+
+    @Option(help: "Queue type: classic or quorum.")
+    var queueType: String = "classic"
+
+    @Option(help: "Consumer prefetch (basic.qos).")
+    var prefetch: UInt16 = 200
+
+    @Option(help: "Publishes awaiting their confirm at once.")
+    var confirmWindow = 1000
+
+    @Flag(help: "Print one JSON object instead of text.")
+    var json = false
+
+    func run() async throws {
+        guard queueType == "classic" || queueType == "quorum" else {
+            throw ValidationError("--queue-type must be classic or quorum")
+        }
+        guard count > 0, size >= 0, confirmWindow > 0 else {
+            throw ValidationError("--count and --confirm-window must be positive")
+        }
+        let logger = services.makeLogger(label: "herald.bench")
+        var configuration = try AMQPConfiguration(url: services.resolvedAMQPURL())
+        configuration.maxUnconfirmedPublishes = confirmWindow
+        configuration.connectionName = "herald-bench"
+        let publisher = try await AMQPConnection.connect(configuration, logger: logger)
+        let consumer = try await AMQPConnection.connect(configuration, logger: logger)
+        let queue = "herald-bench-\(UInt32.random(in: 0...UInt32.max))"
+        _ = try await publisher.declareQueue(queue, durable: true, arguments: ["x-queue-type": .string(queueType)])
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: size)
+
+        let publishing = try await measure { try await publish(body, to: queue, on: publisher) }
+        let consuming = try await measure { try await consume(queue, on: consumer) }
+        let concurrent = try await measure {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await publish(body, to: queue, on: publisher) }
+                group.addTask { try await consume(queue, on: consumer) }
+                try await group.waitForAll()
+            }
+        }
+
+        try await publisher.deleteQueue(queue)
+        await consumer.close()
+        await publisher.close()
+        report(publish: publishing, consume: consuming, concurrent: concurrent)
+    }
+
+    /// `count` publishes from `confirmWindow` tasks, each waiting for its confirm before the next.
+    private func publish(_ body: [UInt8], to queue: String, on connection: AMQPConnection) async throws {
+        let workers = min(confirmWindow, count)
+        try await withThrowingDiscardingTaskGroup { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    for _ in stride(from: worker, to: count, by: workers) {
+                        try await connection.publish(body, routingKey: queue)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Consumes and acks (one ack per delivery) `count` messages.
+    private func consume(_ queue: String, on connection: AMQPConnection) async throws {
+        let consumer = try await connection.consume(queue: queue, prefetch: prefetch)
+        var received = 0
+        for try await delivery in consumer {
+            try await consumer.ack(delivery)
+            received += 1
+            if received == count { break }
+        }
+        try await consumer.cancel()
+    }
+
+    private func measure(_ body: () async throws -> Void) async throws -> Double {
+        let start = ContinuousClock.now
+        try await body()
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Double(count) / seconds
+    }
+
+    private func report(publish: Double, consume: Double, concurrent: Double) {
+        if json {
+            print(
+                #"{"implementation":"swift","count":\#(count),"size":\#(size),"queue_type":"\#(queueType)","#
+                    + #""prefetch":\#(prefetch),"confirm_window":\#(confirmWindow),"#
+                    + #""publish_per_second":\#(Int(publish)),"consume_per_second":\#(Int(consume)),"#
+                    + #""concurrent_per_second":\#(Int(concurrent))}"#)
+        } else {
+            print("\(count) × \(size) B, \(queueType) queue, prefetch \(prefetch), confirm window \(confirmWindow)")
+            print("publish (confirmed):   \(Int(publish)) msg/s")
+            print("consume (acked):       \(Int(consume)) msg/s")
+            print("both at once:          \(Int(concurrent)) msg/s")
+        }
+    }
+}

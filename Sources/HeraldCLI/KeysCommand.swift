@@ -1,0 +1,89 @@
+import ArgumentParser
+import HeraldAPI
+import HeraldStore
+
+/// `herald keys …`: per-app API keys. Only a key's SHA-256 is stored; the key is printed once.
+struct KeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "Manage the API keys of apps.",
+        subcommands: [CreateKey.self, ListKeys.self, RevokeKey.self]
+    )
+}
+
+/// `herald keys create --app A`: prints a new key once, as the last word of its output.
+struct CreateKey: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "create",
+        abstract: "Create an API key for an app and print it once (as the last word); only its hash is stored."
+    )
+
+    @OptionGroup var services: ServiceOptions
+
+    @Option(help: "The app the key is for.")
+    var app: String
+
+    @Option(help: "A note to tell keys apart (e.g. the service that uses it).")
+    var label: String?
+
+    func run() async throws {
+        guard !app.isEmpty else { throw ValidationError("--app must not be empty") }
+        let logger = services.makeLogger(label: "herald.keys")
+        let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
+        let key = APIKey.generate()
+        let (app, label) = (self.app, self.label)
+        let id = try await withStore(database, logger: logger) { store in
+            try await store.createAPIKey(app: app, hash: APIKey.hash(key), prefix: APIKey.prefix(key), label: label)
+        }
+        print("API key \(id) for app \(app) (shown once; only its hash is stored):")
+        print(key)
+    }
+}
+
+/// `herald keys list [--app A]`.
+struct ListKeys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List API keys (prefixes only).")
+
+    @OptionGroup var services: ServiceOptions
+
+    @Option(help: "Only this app's keys.")
+    var app: String?
+
+    func run() async throws {
+        let logger = services.makeLogger(label: "herald.keys")
+        let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
+        let app = self.app
+        let keys = try await withStore(database, logger: logger) { store in try await store.apiKeys(app: app) }
+        let rows = keys.map { key in
+            [
+                String(key.id), key.app, key.prefix + "…", key.label ?? "",
+                RFC3339Milliseconds.format(key.createdAt / 1000), key.revoked ? "revoked" : "active",
+            ]
+        }
+        print(ReportRendering.table(["id", "app", "key", "label", "created", "status"], rows), terminator: "")
+    }
+}
+
+/// `herald keys revoke --app A --id N`.
+struct RevokeKey: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "revoke", abstract: "Revoke an API key.")
+
+    @OptionGroup var services: ServiceOptions
+
+    @Option(help: "The app the key belongs to.")
+    var app: String
+
+    @Option(help: "The key's id (from herald keys list).")
+    var id: Int64
+
+    func run() async throws {
+        let logger = services.makeLogger(label: "herald.keys")
+        let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
+        let (app, id) = (self.app, self.id)
+        let revoked = try await withStore(database, logger: logger) { store in
+            try await store.revokeAPIKey(id: id, app: app)
+        }
+        guard revoked else { throw ValidationError("no active key \(id) for app \(app)") }
+        print("API key \(id) of app \(app) revoked")
+    }
+}

@@ -1,0 +1,247 @@
+import APNSCore
+import HeraldCore
+import Logging
+import PostgresNIO
+
+/// What a registration does to one field of a device: leave it as stored, clear it, or set it.
+public enum FieldUpdate<Value: Sendable & Hashable>: Sendable, Hashable {
+    case keep
+    case clear
+    case set(Value)
+}
+
+/// A device registration from the app (seed 000's RegisterDeviceToken, done safely): the new token, optionally the
+/// token it replaces, and the fields to change.
+public struct DeviceRegistration: Sendable, Hashable {
+    public var token: DeviceToken
+    /// The device's previous token: its row is removed and its fields carried over unless given here.
+    public var oldToken: DeviceToken?
+    public var userID: FieldUpdate<String>
+    public var locale: FieldUpdate<String>
+    public var topics: FieldUpdate<[String]>
+    /// `production` or `sandbox`.
+    public var environment: FieldUpdate<String>
+
+    public init(
+        token: DeviceToken,
+        oldToken: DeviceToken? = nil,
+        userID: FieldUpdate<String> = .keep,
+        locale: FieldUpdate<String> = .keep,
+        topics: FieldUpdate<[String]> = .keep,
+        environment: FieldUpdate<String> = .keep
+    ) {
+        self.token = token
+        self.oldToken = oldToken
+        self.userID = userID
+        self.locale = locale
+        self.topics = topics
+        self.environment = environment
+    }
+}
+
+/// A device with everything the registry holds about it.
+public struct RegisteredDevice: Sendable, Hashable {
+    public var token: DeviceToken
+    public var userID: String?
+    public var locale: String?
+    public var topics: [String]
+    public var environment: String?
+    /// Microseconds since 1970: what the 410 timestamp rule compares against.
+    public var registeredAt: Int64
+    public var badge: Int
+}
+
+/// The outcome of a registration.
+public struct RegistrationResult: Sendable, Hashable {
+    public var device: RegisteredDevice
+    /// The token was not registered before.
+    public var created: Bool
+    /// An old token was given and its row was removed.
+    public var replaced: Bool
+}
+
+/// What happened when a producer enqueued a job through the API.
+public enum EnqueueResult: Sendable, Hashable {
+    /// A new job row, queued or scheduled.
+    case created(JobState)
+    /// The id exists already: its app, whether it was enqueued with the same spec, and its state.
+    case existing(app: String, sameSpec: Bool, state: JobState)
+}
+
+extension Store {
+    /// Registers or refreshes a device: upsert, registration time now, badge reset. With an old token, the old row is
+    /// removed in the same transaction and its user, locale, topics and environment carried over unless given.
+    public func register(_ registration: DeviceRegistration, app: String) async throws(StoreError) -> RegistrationResult
+    {
+        try await run("registering a device") {
+            try await client.withTransaction(logger: logger) { connection in
+                var old: (userID: String?, locale: String?, topics: [String], environment: String?)? = nil
+                if let oldToken = registration.oldToken, oldToken != registration.token {
+                    let rows = try await connection.query(
+                        """
+                        DELETE FROM devices WHERE app_id = \(app) AND token = \(oldToken.hex)
+                        RETURNING user_id, locale, topics, environment
+                        """,
+                        logger: logger
+                    )
+                    for try await (user, locale, topics, environment) in rows.decode(
+                        (String?, String?, [String], String?).self
+                    ) {
+                        old = (user, locale, topics, environment)
+                    }
+                }
+                let replaced = old != nil
+                let user = Self.resolve(registration.userID, replaced: replaced, old: old?.userID)
+                let locale = Self.resolve(registration.locale, replaced: replaced, old: old?.locale)
+                let topics = Self.resolve(registration.topics, replaced: replaced, old: old?.topics)
+                let environment = Self.resolve(registration.environment, replaced: replaced, old: old?.environment)
+                let topicValues = topics.value ?? []
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO devices AS d (app_id, token, user_id, locale, topics, environment, registered_at, badge)
+                    VALUES (\(app), \(registration.token.hex), \(user.value), \(locale.value), \(topicValues)::text[],
+                            \(environment.value), now(), 0)
+                    ON CONFLICT (app_id, token) DO UPDATE SET
+                        user_id = CASE WHEN \(user.set) THEN EXCLUDED.user_id ELSE d.user_id END,
+                        locale = CASE WHEN \(locale.set) THEN EXCLUDED.locale ELSE d.locale END,
+                        topics = CASE WHEN \(topics.set) THEN EXCLUDED.topics ELSE d.topics END,
+                        environment = CASE WHEN \(environment.set) THEN EXCLUDED.environment ELSE d.environment END,
+                        registered_at = now(), badge = 0
+                    RETURNING token, user_id, locale, topics, environment,
+                              (extract(epoch FROM registered_at) * 1000000)::bigint, badge, (xmax = 0)
+                    """,
+                    logger: logger
+                )
+                for try await row in rows {
+                    let (token, user, locale, topics, environment, registeredAt, badge, created) = try row.decode(
+                        (String, String?, String?, [String], String?, Int64, Int32, Bool).self
+                    )
+                    let device = RegisteredDevice(
+                        token: DeviceToken(trustedHex: token), userID: user, locale: locale, topics: topics,
+                        environment: environment, registeredAt: registeredAt, badge: Int(badge)
+                    )
+                    return RegistrationResult(device: device, created: created, replaced: replaced)
+                }
+                throw StoreError(.queryFailed, "registering a device returned no row")
+            }
+        }
+    }
+
+    /// Whether to write a field and its value: given values win; a replaced device's values carry over.
+    private static func resolve<T>(_ update: FieldUpdate<T>, replaced: Bool, old: T?) -> (set: Bool, value: T?) {
+        switch update {
+        case .set(let new): (true, new)
+        case .clear: (true, nil)
+        case .keep: replaced ? (true, old) : (false, nil)
+        }
+    }
+
+    /// The device with `token`, if registered.
+    public func device(app: String, token: DeviceToken) async throws(StoreError) -> RegisteredDevice? {
+        try await run("reading a device") {
+            let rows = try await client.query(
+                """
+                SELECT token, user_id, locale, topics, environment,
+                       (extract(epoch FROM registered_at) * 1000000)::bigint, badge
+                FROM devices WHERE app_id = \(app) AND token = \(token.hex)
+                """,
+                logger: logger
+            )
+            return try await Self.collectRegistered(rows).first
+        }
+    }
+
+    /// Removes one device. Returns false if it was not registered.
+    public func deleteDevice(app: String, token: DeviceToken) async throws(StoreError) -> Bool {
+        try await run("deleting a device") {
+            let rows = try await client.query(
+                "DELETE FROM devices WHERE app_id = \(app) AND token = \(token.hex) RETURNING 1",
+                logger: logger
+            )
+            for try await _ in rows { return true }
+            return false
+        }
+    }
+
+    /// One keyset page of an app's devices in token order (for `herald devices export`).
+    public func registeredDevicesPage(app: String, after: String?, limit: Int) async throws(StoreError)
+        -> [RegisteredDevice]
+    {
+        let cursor = after ?? ""
+        return try await run("reading a page of devices") {
+            let rows = try await client.query(
+                """
+                SELECT token, user_id, locale, topics, environment,
+                       (extract(epoch FROM registered_at) * 1000000)::bigint, badge
+                FROM devices WHERE app_id = \(app) AND token > \(cursor) ORDER BY token LIMIT \(limit)
+                """,
+                logger: logger
+            )
+            return try await Self.collectRegistered(rows)
+        }
+    }
+
+    private static func collectRegistered(_ rows: PostgresRowSequence) async throws -> [RegisteredDevice] {
+        var devices: [RegisteredDevice] = []
+        for try await (token, user, locale, topics, environment, registeredAt, badge) in rows.decode(
+            (String, String?, String?, [String], String?, Int64, Int32).self
+        ) {
+            devices.append(
+                RegisteredDevice(
+                    token: DeviceToken(trustedHex: token), userID: user, locale: locale, topics: topics,
+                    environment: environment, registeredAt: registeredAt, badge: Int(badge)
+                )
+            )
+        }
+        return devices
+    }
+}
+
+extension Store {
+    /// Records a job that a producer submitted through the API before it is published, so that its status can be
+    /// read at once and its id works as an idempotency key: queued, or scheduled if its `send_at` is ahead.
+    /// The worker takes the row over when the message arrives (`register`).
+    public func enqueue(_ job: PreparedJob, spec: String) async throws(StoreError) -> EnqueueResult {
+        let sendAt = job.sendAt.map { Double($0) / 1000 }
+        for _ in 0..<3 {
+            let result: EnqueueResult? = try await run("enqueueing a job") {
+                let rows = try await client.query(
+                    """
+                    WITH inserted AS (
+                        INSERT INTO jobs (id, app_id, state, target_kind, spec, send_at, published_at, throttle_per_second)
+                        VALUES (\(job.id), \(job.app),
+                                CASE WHEN to_timestamp(\(sendAt)) > now() THEN 'scheduled' ELSE 'queued' END,
+                                \(job.audience.kind), \(spec)::jsonb, to_timestamp(\(sendAt)), now(),
+                                \(job.throttlePerSecond))
+                        ON CONFLICT (id) DO NOTHING
+                        RETURNING state, app_id)
+                    SELECT state, app_id, true, true FROM inserted
+                    UNION ALL
+                    SELECT state, app_id, false, coalesce(spec = \(spec)::jsonb, false) FROM jobs
+                    WHERE id = \(job.id) AND NOT EXISTS (SELECT 1 FROM inserted)
+                    """,
+                    logger: logger
+                )
+                for try await (state, app, inserted, same) in rows.decode((String, String, Bool, Bool).self) {
+                    let parsed = JobState(rawValue: state) ?? .failed
+                    return inserted ? .created(parsed) : .existing(app: app, sameSpec: same, state: parsed)
+                }
+                // A concurrent insert of the same id committed after this statement's snapshot: look again.
+                return nil
+            }
+            if let result { return result }
+        }
+        throw StoreError(.queryFailed, "enqueueing a job found neither a new nor an existing row")
+    }
+
+    /// Removes a job row that `enqueue` created when its message could not be published, so that a retry with the
+    /// same id starts afresh. Only a row no worker has touched is removed.
+    public func withdrawEnqueuedJob(id: String) async throws(StoreError) {
+        try await run("withdrawing a job") {
+            try await client.query(
+                "DELETE FROM jobs WHERE id = \(id) AND state IN ('queued', 'scheduled') AND started_at IS NULL",
+                logger: logger
+            )
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import APNSCore
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldTestSupport
+import Logging
+import RabbitMQ
+import Testing
+
+/// The operator commands, run as the built `herald` binary against real PostgreSQL and RabbitMQ.
+@Suite struct CLITests {
+    static let app = "com.example.news"
+
+    static func token(_ n: Int) -> DeviceToken {
+        let hex = String(n, radix: 16)
+        return DeviceToken(trustedHex: "c1" + String(repeating: "0", count: 62 - hex.count) + hex)
+    }
+
+    @Test func keysCreatePrintsTheKeyOnceAsTheLastWordAndStoresOnlyItsHash() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, database in
+            let url = HeraldBinary.databaseURL(database)
+            let result = try await HeraldBinary.run([
+                "keys", "create", "--app", Self.app, "--label", "backend", "--database-url", url,
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            let key = try #require(result.stdout.split(whereSeparator: \.isWhitespace).last.map(String.init))
+            #expect(key.hasPrefix("hk_"))
+            let rows = try await store.client.query(
+                "SELECT count(*)::bigint FROM api_keys WHERE key_hash = \(key) OR key_prefix = \(key) OR label = \(key)",
+                logger: Logger(label: "t")
+            )
+            for try await n in rows.decode(Int64.self) { #expect(n == 0) }
+            let listed = try await HeraldBinary.run(["keys", "list", "--app", Self.app, "--database-url", url])
+            #expect(listed.stdout.contains(String(key.prefix(7))))
+            #expect(!listed.stdout.contains(key))
+            let keys = try await store.apiKeys(app: Self.app)
+            #expect(keys.count == 1)
+            #expect(keys.first?.label == "backend")
+            let revoked = try await HeraldBinary.run(
+                ["keys", "revoke", "--app", Self.app, "--id", String(keys[0].id), "--database-url", url]
+            )
+            #expect(revoked.status == 0)
+            #expect(try await store.apiKeys(app: Self.app).first?.revoked == true)
+        }
+    }
+
+    @Test func publishFromFlagsAndFromAFileSkipsBadLinesWithTheirNumbers() async throws {
+        let logger = Logger(label: "test.cli")
+        let prefix = TestServices.uniqueName("cli")
+        let amqp = try AMQPConfiguration(url: TestServices.amqpURL)
+        let connection = try await AMQPConnection.connect(amqp, logger: logger)
+        _ = try await connection.declareQueue(prefix + ".jobs", durable: true)
+
+        let single = try await HeraldBinary.run([
+            "publish", "--app", Self.app, "--topic", "sports", "--title", "Goal!", "--alert", "2–1", "--badge", "2",
+            "--sound", "default", "--id", "cli-1", "--queue-prefix", prefix, "--amqp-url", TestServices.amqpURL,
+        ])
+        #expect(single.status == 0, "\(single.stderr)")
+        #expect(single.stdout.contains("published job cli-1"))
+
+        let both = try await HeraldBinary.run([
+            "publish", "--app", Self.app, "--topic", "a", "--all", "--alert", "x", "--queue-prefix", prefix,
+            "--amqp-url", TestServices.amqpURL,
+        ])
+        #expect(both.status != 0)
+        #expect(both.stderr.contains("exactly one"))
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            TestServices.uniqueName("jobs") + ".jsonl")
+        let secret = Self.token(77).hex
+        try [
+            #"{"id": "file-1", "app": "com.example.news", "target": {"all": true}, "notification": {"aps": {"alert": "a"}}}"#,
+            "{not json",
+            #"{"app": "com.example.news", "target": {"tokens": ["\#(secret)"]}, "notification": {"aps": {}, "priority": 3}}"#,
+            "",
+            #"{"id": "file-2", "target": {"users": ["u1"]}, "notification": {"aps": {"alert": "b"}}}"#,
+        ].joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let many = try await HeraldBinary.run([
+            "publish", "--file", file.path, "--app", Self.app, "--queue-prefix", prefix, "--amqp-url",
+            TestServices.amqpURL,
+        ])
+        #expect(many.status == 0, "\(many.stderr)")
+        #expect(many.stdout.contains("publish: 2 published, 2 rejected"))
+        #expect(many.stderr.contains("line 2: malformed"))
+        #expect(many.stderr.contains("line 3: invalid_notification"))
+        #expect(!many.stderr.contains(secret))
+
+        #expect(try await connection.queueMessageCount(prefix + ".jobs") == 3)
+        let consumer = try await connection.consume(queue: prefix + ".jobs", prefetch: 10)
+        var jobs: [String: Job] = [:]
+        for try await delivery in consumer {
+            let job = try JSONDecoder().decode(Job.self, from: Data(delivery.body))
+            jobs[job.id ?? ""] = job
+            try await consumer.ack(delivery)
+            if jobs.count == 3 { break }
+        }
+        #expect(Set(jobs.keys) == ["cli-1", "file-1", "file-2"])
+        #expect(jobs["cli-1"]?.target == .topic("sports"))
+        #expect(jobs["cli-1"]?.notification.aps["badge"] == .integer(2))
+        #expect(jobs["cli-1"]?.notification.aps["alert"] == .object(["title": "Goal!", "body": "2–1"]))
+        #expect(jobs["file-2"]?.app == Self.app)
+        try await connection.deleteQueue(prefix + ".jobs")
+        await connection.close()
+    }
+
+    @Test func reportsListDeadTokensAndJobsInEveryFormat() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, database in
+            let url = HeraldBinary.databaseURL(database)
+            let logger = Logger(label: "t")
+            for (n, reason) in [(1, "Unregistered"), (2, "Unregistered"), (3, "BadDeviceToken")] {
+                try await store.client.query(
+                    "INSERT INTO dead_tokens (app_id, token, reason, job_id) VALUES (\(Self.app), \(Self.token(n).hex), \(reason), 'job-9')",
+                    logger: logger
+                )
+            }
+            try await store.client.query(
+                "INSERT INTO dead_tokens (app_id, token, reason, recorded_at) VALUES (\(Self.app), \(Self.token(4).hex), 'Unregistered', now() - interval '30 days')",
+                logger: logger
+            )
+            let csv = try await HeraldBinary.run([
+                "report", "dead-tokens", "--app", Self.app, "--since", "7d", "--format", "csv", "--database-url", url,
+            ])
+            #expect(csv.status == 0, "\(csv.stderr)")
+            let lines = csv.stdout.split(separator: "\n")
+            #expect(lines.first == "token,reason,apns_timestamp,job_id,recorded_at")
+            #expect(lines.count == 4)
+            #expect(!csv.stdout.contains(Self.token(4).hex))
+
+            let json = try await HeraldBinary.run([
+                "report", "dead-tokens", "--app", Self.app, "--since", "60d", "--format", "json", "--database-url", url,
+            ])
+            let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            #expect(object?["total"] as? Int == 4)
+            #expect(object?["by_reason"] as? [String: Int] == ["Unregistered": 3, "BadDeviceToken": 1])
+            #expect((object?["by_day"] as? [Any])?.count == 2)
+
+            let table = try await HeraldBinary.run(["report", "dead-tokens", "--app", Self.app, "--database-url", url])
+            #expect(table.stdout.contains("total 3 pruned tokens"))
+            #expect(table.stdout.contains("BadDeviceToken"))
+
+            let prepared = try PreparedJob.prepare(
+                Job(id: "job-9", app: Self.app, target: .all, notification: .init(aps: ["alert": "x"]))
+            ) { "unused" }
+            _ = try await store.enqueue(
+                prepared, spec: String(decoding: try JSONEncoder().encode(prepared.spec), as: UTF8.self))
+            let jobs = try await HeraldBinary.run([
+                "report", "jobs", "--since", "1h", "--format", "json", "--database-url", url,
+            ])
+            #expect(jobs.status == 0, "\(jobs.stderr)")
+            let rows = try JSONSerialization.jsonObject(with: Data(jobs.stdout.utf8)) as? [[String: Any]]
+            #expect(rows?.first?["id"] as? String == "job-9")
+            #expect(rows?.first?["state"] as? String == "queued")
+            let jobsTable = try await HeraldBinary.run(["report", "jobs", "--database-url", url])
+            #expect(jobsTable.stdout.contains("1 jobs: 1 queued"))
+        }
+    }
+
+    @Test func jobsShowAndCancel() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, database in
+            let url = HeraldBinary.databaseURL(database)
+            let prepared = try PreparedJob.prepare(
+                Job(
+                    id: "later", app: Self.app, target: .all, notification: .init(aps: ["alert": "x"]),
+                    sendAt: "2099-01-01T00:00:00Z")
+            ) { "unused" }
+            _ = try await store.enqueue(
+                prepared, spec: String(decoding: try JSONEncoder().encode(prepared.spec), as: UTF8.self))
+            let shown = try await HeraldBinary.run(["jobs", "show", "later", "--database-url", url])
+            #expect(shown.status == 0, "\(shown.stderr)")
+            #expect(shown.stdout.contains("job later: app \(Self.app), scheduled"))
+            let cancelled = try await HeraldBinary.run(["jobs", "cancel", "later", "--database-url", url])
+            #expect(cancelled.stdout.contains("job later cancelled (was scheduled)"))
+            #expect(try await store.job(id: "later")?.state == .cancelled)
+            let again = try await HeraldBinary.run(["jobs", "cancel", "later", "--database-url", url])
+            #expect(again.status != 0)
+            #expect(again.stderr.contains("already cancelled"))
+            let missing = try await HeraldBinary.run(["jobs", "show", "nope", "--database-url", url])
+            #expect(missing.status != 0)
+        }
+    }
+
+    @Test func devicesExportWritesTheImportFormatAndRoundTrips() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, database in
+            let url = HeraldBinary.databaseURL(database)
+            let devices = [
+                DeviceRecord(
+                    token: Self.token(1), userID: #"robert"); DROP TABLE devices;--"#, locale: "en-GB",
+                    topics: ["a", "b"]),
+                DeviceRecord(token: Self.token(2), userID: "plain, with comma", locale: nil, topics: []),
+                DeviceRecord(token: Self.token(3)),
+            ]
+            _ = try await store.importDevices(devices, app: Self.app)
+            let exported = try await HeraldBinary.run([
+                "devices", "export", "--app", Self.app, "--page-size", "2", "--database-url", url,
+            ])
+            #expect(exported.status == 0, "\(exported.stderr)")
+            let lines = exported.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.first == "token,user_id,locale,topics")
+            #expect(lines.count == 4)
+            #expect(lines[1].hasPrefix(Self.token(1).hex))
+            #expect(lines[1].hasSuffix(",en-GB,a;b"))
+
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+                TestServices.uniqueName("devices") + ".csv")
+            try exported.stdout.write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let imported = try await HeraldBinary.run([
+                "devices", "import", "--app", "copy", "--file", file.path, "--database-url", url,
+            ])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            for device in devices {
+                let copy = try #require(try await store.device(app: "copy", token: device.token))
+                #expect(copy.userID == device.userID)
+                #expect(copy.locale == device.locale)
+                #expect(copy.topics == device.topics)
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import HeraldTestSupport
+import Logging
+import RabbitMQ
+import Testing
+
+@testable import HeraldWorker
+
+/// The topology against the real broker: retry queues deliver back after their delay with the attempt count,
+/// parking carries the reason, and the committed definitions file is the export.
+@Suite(.timeLimit(.minutes(1))) struct TopologyTests {
+    static let logger = Logger(label: "HeraldWorkerTests.Topology")
+
+    @Test func committedDefinitionsFileIsTheQuorumExport() throws {
+        let path = TestServices.repositoryRoot + "/deploy/rabbitmq/definitions.json"
+        let committed = try String(contentsOfFile: path, encoding: .utf8)
+        // Regenerate with: herald topology export --queue-type quorum > deploy/rabbitmq/definitions.json
+        #expect(committed == Topology(queueType: .quorum).definitionsJSON())
+    }
+
+    @Test func exportListsEveryDeclaredQueueWithItsArguments() throws {
+        let topology = Topology(prefix: "p", queueType: .classic, retryDelays: [.milliseconds(1500), .seconds(60)])
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(topology.definitionsJSON().utf8)) as? [String: Any])
+        let queues = try #require(json["queues"] as? [[String: Any]])
+        #expect(queues.compactMap { $0["name"] as? String } == ["p.jobs", "p.batches", "p.retry.1500ms", "p.retry.1m", "p.parked"])
+        let retry = try #require(queues[2]["arguments"] as? [String: Any])
+        #expect(retry["x-message-ttl"] as? Int == 1500)
+        #expect(retry["x-dead-letter-routing-key"] as? String == "p.batches")
+    }
+
+    @Test(arguments: Topology.QueueType.allCases)
+    func retryQueueDeliversBackToBatchesAfterItsDelayWithTheAttemptCount(_ queueType: Topology.QueueType) async throws {
+        let topology = Topology(
+            prefix: TestServices.uniqueName("herald-test-retry"), queueType: queueType,
+            retryDelays: [.milliseconds(300)])
+        let connection = try await AMQPConnection.connect(AMQPConfiguration(url: TestServices.amqpURL), logger: Self.logger)
+        try await topology.declare(on: connection)
+        let consumer = try await connection.consume(queue: topology.batches, prefetch: 1)
+
+        let published = ContinuousClock.now
+        try await connection.publish(
+            Array("batch 7".utf8), routingKey: topology.retryQueue(after: 1),
+            properties: AMQPProperties(headers: [ParkingHeader.attempts: 2]), mandatory: true)
+        var iterator = consumer.makeAsyncIterator()
+        let delivery = try #require(try await iterator.next())
+        let waited = ContinuousClock.now - published
+
+        #expect(delivery.body == Array("batch 7".utf8))
+        #expect(delivery.routingKey == topology.batches)
+        #expect(delivery.properties.headers[ParkingHeader.attempts] == 2)
+        #expect(delivery.properties.persistent)
+        #expect(waited >= .milliseconds(250))  // the TTL, less timer slack
+        try await consumer.ack(delivery)
+        try await consumer.cancel()
+        for queue in topology.queues { try await connection.deleteQueue(queue.name) }
+        await connection.close()
+    }
+
+    @Test(arguments: Topology.QueueType.allCases)
+    func parkedMessageCarriesReasonAttemptsAndOrigin(_ queueType: Topology.QueueType) async throws {
+        let topology = Topology(prefix: TestServices.uniqueName("herald-test-park"), queueType: queueType)
+        let connection = try await AMQPConnection.connect(AMQPConfiguration(url: TestServices.amqpURL), logger: Self.logger)
+        try await topology.declare(on: connection)
+
+        try await Parking(publisher: connection, topology: topology).park(
+            Array("not a job".utf8), properties: AMQPProperties(messageID: "m-1", persistent: false),
+            reason: "malformed: not a job", attempts: 3, origin: topology.jobs)
+        let consumer = try await connection.consume(queue: topology.parked, prefetch: 1)
+        var iterator = consumer.makeAsyncIterator()
+        let delivery = try #require(try await iterator.next())
+
+        #expect(delivery.body == Array("not a job".utf8))
+        #expect(delivery.properties.messageID == "m-1")
+        #expect(delivery.properties.persistent)
+        #expect(delivery.properties.headers[ParkingHeader.reason] == "malformed: not a job")
+        #expect(delivery.properties.headers[ParkingHeader.attempts] == 3)
+        #expect(delivery.properties.headers[ParkingHeader.originQueue] == .string(topology.jobs))
+        try await consumer.ack(delivery)
+        try await consumer.cancel()
+        for queue in topology.queues { try await connection.deleteQueue(queue.name) }
+        await connection.close()
+    }
+}
