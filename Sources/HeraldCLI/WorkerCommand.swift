@@ -17,8 +17,8 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "The apps file (env HERALD_APPS_FILE).")
     var appsFile: String?
 
-    @Option(help: "Jobs in hand at once (AMQP prefetch).")
-    var prefetch: UInt16 = 4
+    @Option(help: "Jobs in hand at once (AMQP prefetch on herald.jobs).")
+    var prefetch: UInt16 = 32
 
     @Option(help: "HTTP/2 connections per app.")
     var connections: Int = 2

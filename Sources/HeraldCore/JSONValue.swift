@@ -1,47 +1,14 @@
+import APNSCore
+
 /// Any JSON value: the `aps` dictionary and custom keys are passed through as the producer wrote them.
-public enum JSONValue: Sendable, Hashable, Codable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case integer(Int64)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
+///
+/// The same type as APNSCore's payload values, so that a job's notification and a typed payload never need
+/// converting.
+public typealias JSONValue = PayloadValue
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .integer(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
-    }
-
+extension PayloadValue {
     /// The dictionary, if this is an object.
-    public var objectValue: [String: JSONValue]? {
+    public var objectValue: [String: PayloadValue]? {
         if case .object(let value) = self { return value }
         return nil
     }
@@ -53,18 +20,5 @@ public enum JSONValue: Sendable, Hashable, Codable {
         case .number(let value) where value.rounded() == value: Int64(exactly: value)
         default: nil
         }
-    }
-}
-
-extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
-    ExpressibleByFloatLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
-{
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int64) { self = .integer(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(floatLiteral value: Double) { self = .number(value) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }

@@ -118,6 +118,23 @@ extension Store {
         }
     }
 
+    /// Plans a job that fits in one batch in one statement: the batch exists (pending) and planning is finished, so
+    /// that the batch's own completion finishes the job — no further round trips per small job.
+    public func planSingleBatch(_ key: BatchKey, cursor: String?) async throws(StoreError) {
+        try await run("planning a single batch") {
+            try await client.query(
+                """
+                WITH batch AS (
+                    INSERT INTO batches (job_id, seq, attempt, state) VALUES (\(key.job), \(key.seq), \(key.attempt), 'pending')
+                    ON CONFLICT DO NOTHING RETURNING 1)
+                UPDATE jobs SET planned = true, batches = greatest(batches, 1), plan_cursor = \(cursor)
+                WHERE id = \(key.job) AND state = 'running'
+                """,
+                logger: logger
+            )
+        }
+    }
+
     /// Marks planning finished and finishes the job if every batch is already done.
     public func finishPlanning(job: String) async throws(StoreError) -> JobState? {
         try await run("finishing planning") {

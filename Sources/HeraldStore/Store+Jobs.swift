@@ -85,7 +85,8 @@ extension Store {
                 """
                 INSERT INTO jobs (id, app_id, state, target_kind, error, finished_at)
                 VALUES (\(id), \(app), 'failed', 'unknown', \(reason), now())
-                ON CONFLICT (id) DO NOTHING
+                ON CONFLICT (id) DO UPDATE SET state = 'failed', error = EXCLUDED.error, finished_at = now()
+                WHERE jobs.state NOT IN ('done', 'failed', 'cancelled')
                 """,
                 logger: logger
             )

@@ -24,6 +24,13 @@ struct Planner: Sendable {
         if !planned {
             switch job.audience {
             case .tokens(let tokens):
+                if cursor == nil && tokens.count <= configuration.batchSize {
+                    // The common small job: one batch, planned and finished in its own completion transaction.
+                    let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
+                    try await store.planSingleBatch(batch.key, cursor: String(tokens.count))
+                    if case .completed(let finished) = try await deliverer.deliver(batch) { return finished }
+                    return nil
+                }
                 try await planTokens(job, tokens: tokens, from: Int(cursor ?? "0") ?? 0, nextSeq: nextSeq)
             case .users, .topic, .all:
                 try await planAudience(job, cursor: cursor, nextSeq: nextSeq)
@@ -34,11 +41,6 @@ struct Planner: Sendable {
 
     private func planTokens(_ job: PreparedJob, tokens: [DeviceToken], from start: Int, nextSeq: Int) async throws {
         let size = configuration.batchSize
-        if start == 0 && tokens.count <= size {
-            _ = try await deliverer.deliver(BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex)))
-            _ = try await store.recordPlanned(BatchKey(job: job.id, seq: 0, attempt: 1), cursor: String(tokens.count))
-            return
-        }
         var index = start
         var seq = nextSeq
         while index < tokens.count {

@@ -8,7 +8,7 @@ import HeraldWorker
 import Testing
 
 /// Issue 5's behaviour end to end against real RabbitMQ, PostgreSQL and the simulator.
-@Suite struct BroadcastTests {
+@Suite(.timeLimit(.minutes(5))) struct BroadcastTests {
     @Test func aBroadcastIsPlannedIntoBatchesThatThreeWorkersShareAndEveryDeviceGetsOneNotification() async throws {
         try await WorkerHarness.with(simulator: { $0.responseDelay = .milliseconds(2) }) { harness in
             let devices = try await harness.importDevices(count: 3_000)

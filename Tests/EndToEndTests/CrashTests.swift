@@ -11,7 +11,7 @@ import Glibc
 
 /// A worker process killed with SIGKILL in the middle of a broadcast: nothing is lost, and the duplicates are bounded
 /// by the batches it had in flight.
-@Suite struct CrashTests {
+@Suite(.timeLimit(.minutes(5))) struct CrashTests {
     /// The `herald` executable built next to the test bundle.
     static var heraldExecutable: String {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("herald").path

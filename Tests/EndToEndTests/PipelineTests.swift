@@ -11,7 +11,7 @@ import Testing
 
 /// The whole path against real RabbitMQ and PostgreSQL and the simulator: jobs in, notifications out, dead tokens
 /// pruned, bad input parked with a reason while the worker carries on.
-@Suite struct PipelineTests {
+@Suite(.timeLimit(.minutes(5))) struct PipelineTests {
     static let app = "com.example.news"
 
     struct Fixture {
