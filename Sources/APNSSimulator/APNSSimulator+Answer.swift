@@ -44,6 +44,41 @@ extension APNSSimulator {
         }
     }
 
+    /// Whether this request's stream is to be reset with REFUSED_STREAM (fault injection) instead of answered.
+    func refusesStream(headers: [(name: String, value: String)]) -> Bool {
+        let prefixes = configuration.refusedStreamTokenPrefixes
+        guard !prefixes.isEmpty, let path = headers.first(where: { $0.name == ":path" })?.value,
+            path.hasPrefix("/3/device/")
+        else { return false }
+        let token = path.dropFirst("/3/device/".count)
+        guard prefixes.contains(where: { token.hasPrefix($0) }) else { return false }
+        return state.withLock { $0.refuseStream(limit: configuration.refusedStreamLimit) }
+    }
+
+    /// Checks the provider token of a request; nil when it is accepted.
+    private func authenticate(_ authorization: String?, now: Int64, on connection: ConnectionState) -> Rejection? {
+        let jwt: String
+        switch RequestValidation.bearer(authorization) {
+        case .success(let value): jwt = value
+        case .failure(let rejection): return rejection
+        }
+        switch verdict(for: jwt, now: now) {
+        case .rejected(let rejection):
+            return rejection
+        case .valid(let teamID, let issuedAt):
+            if now - issuedAt > 3600 { return Rejection(403, .expiredProviderToken) }
+            switch connection.useToken(jwt, teamID: teamID, now: now) {
+            case .reject(let rejection):
+                return rejection
+            case .accept(let firstAuthentication):
+                if firstAuthentication, configuration.maxConcurrentStreamsUntilAuthenticated != nil {
+                    connection.advertise(maxConcurrentStreams: configuration.maxConcurrentStreams)
+                }
+            }
+        }
+        return nil
+    }
+
     private func decide(
         headers: [(name: String, value: String)],
         payload: [UInt8],
@@ -60,23 +95,11 @@ extension APNSSimulator {
         let token = target.deviceToken
         if configuration.silentTokenPrefixes.contains(where: token.hasPrefix) { return nil }
 
-        let jwt: String
-        switch RequestValidation.bearer(target.authorization) {
-        case .success(let value): jwt = value
-        case .failure(let rejection): return .failure(rejection)
-        }
-        switch verdict(for: jwt, now: now) {
-        case .rejected(let rejection):
-            return .failure(rejection)
-        case .valid(let teamID, let issuedAt):
-            if now - issuedAt > 3600 { return .failure(Rejection(403, .expiredProviderToken)) }
-            switch connection.useToken(jwt, teamID: teamID, now: now) {
-            case .reject(let rejection):
+        // With mTLS every connection carries a verified client certificate, which is the credential: a request
+        // without an authorization header is accepted (APNs ignores the header with certificate auth).
+        if configuration.clientCertificateTrustRootsPEM.isEmpty || target.authorization != nil {
+            if let rejection = authenticate(target.authorization, now: now, on: connection) {
                 return .failure(rejection)
-            case .accept(let firstAuthentication):
-                if firstAuthentication, configuration.maxConcurrentStreamsUntilAuthenticated != nil {
-                    connection.advertise(maxConcurrentStreams: configuration.maxConcurrentStreams)
-                }
             }
         }
 
@@ -91,7 +114,7 @@ extension APNSSimulator {
         }
         if configuration.deadTokens.contains(token) || configuration.deadTokenPrefixes.contains(where: token.hasPrefix)
         {
-            return .failure(Rejection(410, .unregistered, timestamp: configuration.deadTimestamp ?? now * 1000))
+            return .failure(Rejection(410, .unregistered, timestamp: configuration.deadTimestamp ?? configuration.nowMilliseconds()))
         }
         if !configuration.injectedFailures.isEmpty,
             let failure = state.withLock({ $0.injectedFailure(for: token, rules: configuration.injectedFailures) })
@@ -108,7 +131,7 @@ extension APNSSimulator {
                 collapseID: fields.collapseID,
                 apnsID: apnsID,
                 payload: String(decoding: payload, as: UTF8.self),
-                receivedAt: now * 1000
+                receivedAt: configuration.nowMilliseconds()
             )
         )
     }

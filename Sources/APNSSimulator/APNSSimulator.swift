@@ -174,6 +174,14 @@ public final class APNSSimulator: Sendable {
         )
         tls.minimumTLSVersion = .tlsv12
         tls.applicationProtocols = ["h2"]
+        if !configuration.clientCertificateTrustRootsPEM.isEmpty {
+            // A server that verifies peers also refuses a handshake without a client certificate.
+            tls.certificateVerification = .noHostnameVerification
+            let roots = try configuration.clientCertificateTrustRootsPEM.flatMap {
+                try NIOSSLCertificate.fromPEMBytes(Array($0.utf8))
+            }
+            tls.trustRoots = .certificates(roots)
+        }
         return try NIOSSLContext(configuration: tls)
     }
 

@@ -33,6 +33,9 @@ public struct APNSSimulatorConfiguration: Sendable {
     public var deadTokenPrefixes: [String] = []
     /// The 410 `timestamp` in milliseconds since 1970; nil uses ``now`` at the time of the answer.
     public var deadTimestamp: Int64? = nil
+    /// The clock for millisecond timestamps (410 `timestamp`, `receivedAt`): APNs reports milliseconds, and the
+    /// 410 rule compares them with registration times that have sub-second precision.
+    public var nowMilliseconds: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
     /// Hex prefixes answered 400 BadDeviceToken.
     public var badTokenPrefixes: [String] = []
     /// SETTINGS_MAX_CONCURRENT_STREAMS advertised in the initial SETTINGS (after authentication, see
@@ -66,6 +69,14 @@ public struct APNSSimulatorConfiguration: Sendable {
     /// If set, the initial SETTINGS advertise this many streams (APNs: 1) until the first request with a valid
     /// provider token, after which a SETTINGS frame raises the limit to ``maxConcurrentStreams``.
     public var maxConcurrentStreamsUntilAuthenticated: Int? = nil
+    /// If not empty, TLS requires a client certificate verified against these CA certificates (PEM), as APNs does
+    /// for certificate-based providers; requests on such connections need no provider token.
+    public var clientCertificateTrustRootsPEM: [String] = []
+    /// Hex prefixes whose streams are reset with RST_STREAM(REFUSED_STREAM) instead of answered (as APNs does to
+    /// streams above a lowered limit), at most ``refusedStreamLimit`` times in all.
+    public var refusedStreamTokenPrefixes: [String] = []
+    /// How many streams ``refusedStreamTokenPrefixes`` refuses before answering normally.
+    public var refusedStreamLimit: Int = .max
 
     /// Creates a configuration with the TLS identity and the provider keys; everything else has APNs-like defaults.
     public init(

@@ -23,6 +23,17 @@ struct SimulatorState {
     /// Bounds the cache; a runaway client signing per request must not grow it forever.
     private let tokenCacheLimit = 4096
 
+    /// Streams refused by ``APNSSimulatorConfiguration/refusedStreamTokenPrefixes`` so far.
+    private var refusedStreams = 0
+
+    /// Whether one more stream may be refused under `limit`; counts it if so.
+    mutating func refuseStream(limit: Int) -> Bool {
+        guard refusedStreams < limit else { return false }
+        refusedStreams += 1
+        counts["refused", default: 0] += 1
+        return true
+    }
+
     init(failureRules: Int) {
         self.failureCounters = Array(repeating: (0, 0), count: failureRules)
     }

@@ -67,6 +67,11 @@ final class StreamHandler: ChannelInboundHandler {
     private func requestEnded(context: ChannelHandlerContext) {
         requestComplete = true
         guard connection.requestCompleted() == .answer else { return }
+        if simulator.refusesStream(headers: headers) {
+            context.writeAndFlush(wrapOutboundOut(.rstStream(.refusedStream)), promise: nil)
+            finishPending()
+            return
+        }
         let payload = body.map { Array($0.readableBytesView) } ?? []
         guard let answer = simulator.answer(headers: headers, payload: payload, payloadSize: bodySize, on: connection)
         else {

@@ -47,6 +47,10 @@ public final class APNSClient: Sendable {
         tls.applicationProtocols = ["h2"]
         tls.certificateVerification = .fullVerification
         tls.trustRoots = .default
+        if case .certificate(let chain, let privateKey) = configuration.authentication {
+            tls.certificateChain = chain.map { .certificate($0) }
+            tls.privateKey = .privateKey(privateKey)
+        }
         do {
             for pem in configuration.additionalTrustRootsPEM {
                 let certificates = try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))
@@ -86,6 +90,7 @@ public final class APNSClient: Sendable {
         let cache: ProviderTokenCache
         switch configuration.authentication {
         case .token(let tokenCache): cache = tokenCache
+        case .certificate: return try await sendWithCertificate(request)
         }
         var token = try providerToken { () throws(ProviderTokenError) in try cache.current() }
         var refreshed = false
@@ -113,6 +118,28 @@ public final class APNSClient: Sendable {
         }
     }
 
+    /// Certificate auth: no provider token to refresh; only the transport-level retries apply.
+    private func sendWithCertificate(_ request: APNSRequest) async throws(APNSTransportError) -> APNSOutcome {
+        var refusals = 0
+        var requeues = 0
+        while true {
+            switch await attempt(request, bearerToken: nil) {
+            case .response(let outcome):
+                return outcome
+            case .refused(let error):
+                refusals += 1
+                guard refusals < Self.maximumAttempts else { throw error }
+                logger.debug("APNs request not processed; retrying", metadata: ["error": "\(error)"])
+            case .notSent(let error):
+                requeues += 1
+                guard requeues <= Self.maximumRequeues else { throw error }
+                logger.debug("APNs request not sent; moving it to another connection", metadata: ["error": "\(error)"])
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
     private func providerToken(
         _ body: () throws(ProviderTokenError) -> ProviderTokenCache.Token
     ) throws(APNSTransportError) -> ProviderTokenCache.Token {
@@ -124,7 +151,7 @@ public final class APNSClient: Sendable {
     }
 
     /// One try: room in the client, a connection, a stream, an answer.
-    private func attempt(_ request: APNSRequest, bearerToken: String) async -> APNSStreamResult {
+    private func attempt(_ request: APNSRequest, bearerToken: String?) async -> APNSStreamResult {
         let lease: Pool.Lease
         switch await acquire() {
         case .success(let leased):

@@ -1,4 +1,5 @@
 import APNSCore
+import NIOSSL
 
 /// How an ``APNSClient`` reaches APNs: the endpoint, the credential, trust, pool size, timeouts and queue bound.
 public struct APNSClientConfiguration: Sendable {
@@ -26,6 +27,36 @@ public struct APNSClientConfiguration: Sendable {
     public enum Authentication: Sendable {
         /// Token-based: every request carries `authorization: bearer <JWT>` from the shared cache.
         case token(ProviderTokenCache)
+        /// Certificate-based: the TLS client certificate (with its chain) identifies the provider; requests carry
+        /// no `authorization` header.
+        case certificate(chain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey)
+
+        /// Certificate-based authentication from a PKCS#12 bundle (Apple's `.p12` export) and its passphrase.
+        /// The passphrase is used only to open the bundle and is not kept.
+        public static func certificate(
+            p12Path: String,
+            passphrase: String
+        ) throws(APNSTransportError) -> Authentication {
+            do {
+                let bundle = try NIOSSLPKCS12Bundle(file: p12Path, passphrase: Array(passphrase.utf8))
+                return .certificate(chain: bundle.certificateChain, privateKey: bundle.privateKey)
+            } catch {
+                throw APNSTransportError(.tlsFailed, "cannot open the PKCS#12 bundle", underlying: error)
+            }
+        }
+
+        /// Certificate-based authentication from the bytes of a PKCS#12 bundle and its passphrase.
+        public static func certificate(
+            p12Bytes: [UInt8],
+            passphrase: String
+        ) throws(APNSTransportError) -> Authentication {
+            do {
+                let bundle = try NIOSSLPKCS12Bundle(buffer: p12Bytes, passphrase: Array(passphrase.utf8))
+                return .certificate(chain: bundle.certificateChain, privateKey: bundle.privateKey)
+            } catch {
+                throw APNSTransportError(.tlsFailed, "cannot open the PKCS#12 bundle", underlying: error)
+            }
+        }
     }
 
     /// Where to connect.

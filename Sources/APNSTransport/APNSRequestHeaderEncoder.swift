@@ -51,10 +51,12 @@ struct APNSRequestHeaderEncoder: ~Copyable {
         begin(":authority")
         scratch.append(contentsOf: authority)
         end()
-        begin("authorization", flags: UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
-        scratch.append(contentsOf: "bearer ".utf8)
-        scratch.append(contentsOf: stream.bearerToken.utf8)
-        end()
+        if let bearerToken = stream.bearerToken {
+            begin("authorization", flags: UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
+            scratch.append(contentsOf: "bearer ".utf8)
+            scratch.append(contentsOf: bearerToken.utf8)
+            end()
+        }
         add("apns-push-type", request.pushType.rawValue)
         add("apns-topic", request.topic)
         if let priority = request.priority {

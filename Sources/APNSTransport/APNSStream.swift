@@ -18,8 +18,8 @@ enum APNSStreamResult: Sendable {
 /// A request handed to a connection, crossing from the caller's task to the event loop.
 struct APNSPendingRequest: Sendable {
     var request: APNSRequest
-    /// The provider token (JWT) for the `authorization` header.
-    var bearerToken: String
+    /// The provider token (JWT) for the `authorization` header; nil with certificate auth.
+    var bearerToken: String?
     var continuation: CheckedContinuation<APNSStreamResult, Never>
 }
 
@@ -36,7 +36,7 @@ final class APNSStream {
 
     var state: State = .waiting
     let request: APNSRequest
-    let bearerToken: String
+    let bearerToken: String?
     let deadline: NIODeadline
     private var continuation: CheckedContinuation<APNSStreamResult, Never>?
 

@@ -7,7 +7,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks against the real services.",
-        subcommands: [BenchAMQPCommand.self, BenchPipelineCommand.self]
+        subcommands: [BenchAMQPCommand.self, BenchPipelineCommand.self, BenchAPNSCommand.self]
     )
 }
 

@@ -26,6 +26,8 @@ struct SimulatorCommand: AsyncParsableCommand {
     var badTokenPrefix: [String] = []
     @Option(help: "Append accepted notifications as JSON lines to this file.") var recordFile: String?
     @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS to advertise.") var maxConcurrentStreams = 1000
+    @Option(help: "Require a client certificate signed by this CA (PEM) and accept requests without a JWT (mTLS).")
+    var clientCa: String?
 
     func run() async throws {
         // Not `ServiceOptions().makeLogger`: a parsable type built without parsing traps when its options are read.
@@ -48,6 +50,7 @@ struct SimulatorCommand: AsyncParsableCommand {
         configuration.badTokenPrefixes = badTokenPrefix
         configuration.recordFile = recordFile
         configuration.maxConcurrentStreams = maxConcurrentStreams
+        if let clientCa { configuration.clientCertificateTrustRootsPEM = [try read(clientCa)] }
         let simulator = APNSSimulator(configuration: configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
         let bound = try await simulator.start()
         print("apns-sim listening on https://\(host):\(bound)")

@@ -9,14 +9,16 @@ import NIOCore
 public final class APNSClients: Sendable {
     private let clients: [String: APNSClient]
 
-    /// Builds a client for every app. Relative paths are resolved against `directory`.
+    /// Builds a client for every app. Relative paths are resolved against `directory`; a certificate app's
+    /// passphrase is read from `environment` under the name its `passphrase_env` gives.
     public init(
         apps: AppsFile,
         directory: String,
         connectionsPerApp: Int,
         requestTimeout: Duration,
         eventLoopGroup: any EventLoopGroup,
-        logger: Logger
+        logger: Logger,
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigurationError) {
         var clients: [String: APNSClient] = [:]
         for app in apps.apps {
@@ -33,8 +35,21 @@ public final class APNSClients: Sendable {
                 }
                 let cache = ProviderTokenCache(signer: signer) { Int64(Date().timeIntervalSince1970) }
                 authentication = .token(cache)
-            case .certificate:
-                throw ConfigurationError("app \(app.id): certificate auth is not supported yet; use a token key")
+            case .certificate(let p12File, let passphraseEnv):
+                let path = p12File.hasPrefix("/") ? p12File : directory + "/" + p12File
+                // The passphrase comes from the environment variable the apps file names; it is never logged.
+                var passphrase = ""
+                if let passphraseEnv {
+                    guard let value = environment[passphraseEnv] else {
+                        throw ConfigurationError("app \(app.id): passphrase_env \(passphraseEnv) is not set")
+                    }
+                    passphrase = value
+                }
+                do {
+                    authentication = try .certificate(p12Path: path, passphrase: passphrase)
+                } catch {
+                    throw ConfigurationError("app \(app.id): cannot open p12_file at \(path) (wrong passphrase?)")
+                }
             }
             var roots: [String] = []
             if let caFile = app.caFile {

@@ -15,7 +15,8 @@ extension Topology {
         // No exchanges or bindings: Herald publishes through the default exchange only.
         let definitions: [String: Any] = ["vhosts": [["name": vhost]], "queues": queues]
         // The dictionaries hold only JSON types, so serialisation cannot fail.
-        let data = try! JSONSerialization.data(withJSONObject: definitions, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        let data = try! JSONSerialization.data(
+            withJSONObject: definitions, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 

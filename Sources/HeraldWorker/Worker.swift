@@ -81,16 +81,23 @@ struct WorkerShared: Sendable {
         consumer needsConsumer: Bool,
         _ body: (_ consumer: AMQPConnection?, _ publisher: AMQPConnection) async throws -> Void
     ) async throws {
-        var publisherConfiguration = configuration.amqp
+        // Losing the broker must not stop the worker: both connections reconnect (the default policy unless one is
+        // configured), declare the topology again, and consumers resume; what was in hand comes back redelivered.
+        var amqp = configuration.amqp
+        amqp.reconnect = amqp.reconnect ?? ReconnectPolicy()
+        let topology = configuration.topology
+        let declareTopology: AMQPConnection.ConnectHook = { try await topology.declare(on: $0) }
+        var publisherConfiguration = amqp
         publisherConfiguration.connectionName = "herald-\(role)-publisher"
-        let publisher = try await AMQPConnection.connect(publisherConfiguration, logger: logger)
+        let publisher = try await AMQPConnection.connect(
+            publisherConfiguration, logger: logger, onConnect: declareTopology)
         var consumer: AMQPConnection? = nil
         do {
-            try await configuration.topology.declare(on: publisher)
             if needsConsumer {
-                var consumerConfiguration = configuration.amqp
+                var consumerConfiguration = amqp
                 consumerConfiguration.connectionName = "herald-\(role)"
-                consumer = try await AMQPConnection.connect(consumerConfiguration, logger: logger)
+                consumer = try await AMQPConnection.connect(
+                    consumerConfiguration, logger: logger, onConnect: declareTopology)
             }
             try await body(consumer, publisher)
         } catch {

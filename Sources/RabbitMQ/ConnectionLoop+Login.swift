@@ -60,7 +60,8 @@ extension ConnectionLoop {
         amqp_ssl_socket_set_verify_peer(socket, 1)
         amqp_ssl_socket_set_verify_hostname(socket, 1)
         guard amqp_ssl_socket_set_cacert(socket, tls.caCertificatePath) == AMQP_STATUS_OK.rawValue else {
-            return .failure(AMQPError(.connectionFailed, "cannot load the CA certificates from \(tls.caCertificatePath)"))
+            return .failure(
+                AMQPError(.connectionFailed, "cannot load the CA certificates from \(tls.caCertificatePath)"))
         }
         if let certificate = tls.certificatePath, let key = tls.keyPath {
             guard amqp_ssl_socket_set_key(socket, certificate, key) == AMQP_STATUS_OK.rawValue else {

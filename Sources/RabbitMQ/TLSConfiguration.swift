@@ -11,7 +11,8 @@ public struct AMQPTLSConfiguration: Sendable, Hashable {
     public var keyPath: String?
 
     /// Creates a TLS configuration; peer and host-name verification cannot be switched off.
-    public init(caCertificatePath: String = Self.systemCABundle, certificatePath: String? = nil, keyPath: String? = nil) {
+    public init(caCertificatePath: String = Self.systemCABundle, certificatePath: String? = nil, keyPath: String? = nil)
+    {
         self.caCertificatePath = caCertificatePath
         self.certificatePath = certificatePath
         self.keyPath = keyPath

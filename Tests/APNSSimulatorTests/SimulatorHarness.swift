@@ -47,6 +47,7 @@ enum Fixtures {
         configuration.topics = [topic]
         configuration.deadTokenPrefixes = ["dead"]
         configuration.now = { clock.now }
+        configuration.nowMilliseconds = { clock.now * 1000 }
         return configuration
     }
 

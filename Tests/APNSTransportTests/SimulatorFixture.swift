@@ -51,6 +51,7 @@ struct SimulatorFixture {
             providerKeys: [TestCredentials.keyID: (teamID: TestCredentials.teamID, publicKeyPEM: signer.publicKeyPEM)]
         )
         simulatorConfiguration.now = { clock.now }
+        simulatorConfiguration.nowMilliseconds = { clock.now * 1000 }
         configureSimulator(&simulatorConfiguration)
         var simulatorLogger = Logger(label: "apns-simulator")
         simulatorLogger.logLevel = .warning

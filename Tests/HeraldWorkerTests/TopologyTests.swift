@@ -23,7 +23,10 @@ import Testing
         let json = try #require(
             try JSONSerialization.jsonObject(with: Data(topology.definitionsJSON().utf8)) as? [String: Any])
         let queues = try #require(json["queues"] as? [[String: Any]])
-        #expect(queues.compactMap { $0["name"] as? String } == ["p.jobs", "p.batches", "p.retry.1500ms", "p.retry.1m", "p.parked"])
+        #expect(
+            queues.compactMap { $0["name"] as? String } == [
+                "p.jobs", "p.batches", "p.retry.1500ms", "p.retry.1m", "p.parked",
+            ])
         let retry = try #require(queues[2]["arguments"] as? [String: Any])
         #expect(retry["x-message-ttl"] as? Int == 1500)
         #expect(retry["x-dead-letter-routing-key"] as? String == "p.batches")
@@ -34,7 +37,8 @@ import Testing
         let topology = Topology(
             prefix: TestServices.uniqueName("herald-test-retry"), queueType: queueType,
             retryDelays: [.milliseconds(300)])
-        let connection = try await AMQPConnection.connect(AMQPConfiguration(url: TestServices.amqpURL), logger: Self.logger)
+        let connection = try await AMQPConnection.connect(
+            AMQPConfiguration(url: TestServices.amqpURL), logger: Self.logger)
         try await topology.declare(on: connection)
         let consumer = try await connection.consume(queue: topology.batches, prefetch: 1)
 
@@ -60,7 +64,8 @@ import Testing
     @Test(arguments: Topology.QueueType.allCases)
     func parkedMessageCarriesReasonAttemptsAndOrigin(_ queueType: Topology.QueueType) async throws {
         let topology = Topology(prefix: TestServices.uniqueName("herald-test-park"), queueType: queueType)
-        let connection = try await AMQPConnection.connect(AMQPConfiguration(url: TestServices.amqpURL), logger: Self.logger)
+        let connection = try await AMQPConnection.connect(
+            AMQPConfiguration(url: TestServices.amqpURL), logger: Self.logger)
         try await topology.declare(on: connection)
 
         try await Parking(publisher: connection, topology: topology).park(

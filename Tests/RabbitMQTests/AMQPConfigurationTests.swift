@@ -65,7 +65,9 @@ import Testing
     }
 
     @Test func tlsQueryKeysNeedAnAmqpsURL() {
-        let error = #expect(throws: AMQPError.self) { try AMQPConfiguration(url: "amqp://u:p@host/?cacertfile=/ca.pem") }
+        let error = #expect(throws: AMQPError.self) {
+            try AMQPConfiguration(url: "amqp://u:p@host/?cacertfile=/ca.pem")
+        }
         #expect(error?.code == .invalidURL)
     }
 

@@ -1,0 +1,147 @@
+import APNSCore
+import APNSTransport
+import ArgumentParser
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `herald bench apns`: `APNSClient` alone against a fast HTTP/2 sink, for comparison with `h2load` in the same shape.
+///
+/// A fixed pool of connections × streams sender tasks, each looping over its share of `--count`, so at most that many
+/// requests are in flight and the driver allocates nothing per request beyond what `send` itself does.
+struct BenchAPNSCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apns",
+        abstract: "Send N notifications through APNSClient to an HTTP/2 sink; print sends/s, p50/p99 and CPU seconds."
+    )
+
+    @Option(help: "The sink, e.g. https://127.0.0.1:58443 (deploy/dev/sink.sh start).")
+    var endpoint = "https://127.0.0.1:58443"
+
+    @Option(help: "CA of the sink's certificate (PEM).") var caFile = ".state/demo/ca.pem"
+    @Option(help: "A P-256 .p8 key to sign provider tokens with (the sink ignores auth).")
+    var keyFile = ".state/demo/AuthKey_DEMOKEY123.p8"
+    @Option(help: "HTTP/2 connections.") var connections = 1
+    @Option(help: "Requests in flight per connection.") var streams = 1000
+    @Option(help: "Notifications to send.") var count = 200_000
+    @Option(help: "Event-loop threads.") var threads = 1
+    @Option(help: "Payload size in bytes.") var size = 250
+    @Flag(help: "Print one JSON object instead of text.") var json = false
+
+    func run() async throws {
+        guard connections > 0, streams > 0, count > 0, threads > 0, size >= 20 else {
+            throw ValidationError("--connections, --streams, --count and --threads must be positive; --size ≥ 20")
+        }
+        guard let url = URL(string: endpoint), let host = url.host else {
+            throw ValidationError("--endpoint must be a URL like https://127.0.0.1:58443")
+        }
+        let pem = try String(contentsOfFile: keyFile, encoding: .utf8)
+        let ca = try String(contentsOfFile: caFile, encoding: .utf8)
+        let signer = try ProviderTokenSigner(teamID: "BENCHTEAM1", keyID: "BENCHKEY01", pemKey: pem)
+        let cache = ProviderTokenCache(signer: signer) { Int64(Date().timeIntervalSince1970) }
+        var configuration = APNSClientConfiguration(
+            endpoint: .init(host: host, port: url.port ?? 443),
+            authentication: .token(cache),
+            additionalTrustRootsPEM: [ca],
+            connections: connections
+        )
+        configuration.maximumQueuedRequests = connections * streams
+        configuration.requestTimeout = .seconds(60)
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+        var logger = Logger(label: "herald.bench.apns")
+        logger.logLevel = .error
+        let client = APNSClient(configuration: configuration, eventLoopGroup: group, logger: logger)
+        let request = Self.makeRequest(size: size)
+
+        // Warm up: open every connection and let the server raise its stream limit from 1.
+        try await withThrowingTaskGroup(of: Void.self) { warmup in
+            for _ in 0..<(connections * 2) { warmup.addTask { _ = try await client.send(request) } }
+            try await warmup.waitForAll()
+        }
+
+        let cpuBefore = Self.cpuSeconds()
+        let start = NIODeadline.now()
+        let senders = min(connections * streams, count)
+        let (latencies, failed) = try await withThrowingTaskGroup(of: ([Int64], Int).self) { tasks in
+            for sender in 0..<senders {
+                let share = count / senders + (sender < count % senders ? 1 : 0)
+                tasks.addTask {
+                    var latencies = [Int64]()
+                    latencies.reserveCapacity(share)
+                    var failed = 0
+                    for _ in 0..<share {
+                        let sent = NIODeadline.now()
+                        let outcome = try await client.send(request)
+                        latencies.append((NIODeadline.now() - sent).nanoseconds)
+                        if outcome.status != 200 { failed += 1 }
+                    }
+                    return (latencies, failed)
+                }
+            }
+            var all = [Int64]()
+            all.reserveCapacity(count)
+            var failed = 0
+            for try await (some, failures) in tasks {
+                all.append(contentsOf: some)
+                failed += failures
+            }
+            return (all, failed)
+        }
+        let seconds = Double((NIODeadline.now() - start).nanoseconds) / 1e9
+        let cpu = Self.cpuSeconds() - cpuBefore
+        await client.shutdown()
+        try await group.shutdownGracefully()
+
+        let sorted = latencies.sorted()
+        func percentile(_ p: Double) -> Double {
+            Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) / 1e6
+        }
+        let rate = Double(count) / seconds
+        if json {
+            let fields: [(String, String)] = [
+                ("count", "\(count)"), ("connections", "\(connections)"), ("streams", "\(streams)"),
+                ("seconds", String(format: "%.3f", seconds)), ("sends_per_second", String(format: "%.0f", rate)),
+                ("p50_ms", String(format: "%.3f", percentile(0.50))),
+                ("p99_ms", String(format: "%.3f", percentile(0.99))),
+                ("cpu_seconds", String(format: "%.3f", cpu)), ("failed", "\(failed)"),
+            ]
+            print("{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}")
+        } else {
+            print("bench apns: \(count) sends, \(connections) connection(s) × \(streams) streams, \(threads) thread(s)")
+            let line = String(
+                format: "  %.0f sends/s in %.3f s; p50 %.3f ms, p99 %.3f ms; CPU %.3f s; %d not 200",
+                rate, seconds, percentile(0.50), percentile(0.99), cpu, failed
+            )
+            print(line)
+        }
+    }
+
+    /// A 64-hex-digit token and a payload of exactly `size` bytes.
+    static func makeRequest(size: Int) -> APNSRequest {
+        let prefix = #"{"aps":{"alert":""#
+        let suffix = #""}}"#
+        let filler = String(repeating: "x", count: max(0, size - prefix.utf8.count - suffix.utf8.count))
+        return APNSRequest(
+            deviceToken: DeviceToken(trustedHex: String(repeating: "ab", count: 32)),
+            topic: "com.example.bench",
+            pushType: .alert,
+            priority: .immediate,
+            expiration: 0,
+            payload: Array((prefix + filler + suffix).utf8)
+        )
+    }
+
+    /// User plus system CPU time of this process (getrusage RUSAGE_SELF).
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
