@@ -94,10 +94,16 @@ public final class APNSClient: Sendable {
         }
         var token = try providerToken { () throws(ProviderTokenError) in try cache.current() }
         var refreshed = false
+        var movedForKey = false
         var refusals = 0
         var requeues = 0
         while true {
             switch await attempt(request, bearerToken: token.value) {
+            case .response(let outcome) where outcome.status == 403 && outcome.reason == .unrelatedKeyIdInToken:
+                // The connection was replaced in `attempt`; retry once on a new one.
+                guard !movedForKey else { return outcome }
+                movedForKey = true
+                logger.debug("APNs answered UnrelatedKeyIdInToken; retrying on a new connection")
             case .response(let outcome):
                 guard outcome.status == 403, outcome.reason == .expiredProviderToken, !refreshed else { return outcome }
                 refreshed = true
@@ -172,11 +178,30 @@ public final class APNSClient: Sendable {
                 // notice has not reached the pool yet.
                 pool.withLock { $0.connectionUnusable(lease.connection) }
             }
-        case .response, .failure:
-            break
+        case .response(let outcome):
+            lease.connection.recordAnswer()
+            if outcome.status == 403, outcome.reason == .unrelatedKeyIdInToken {
+                // APNs binds a connection to the key of its first push: this key needs a connection of its own.
+                replace(lease.connection, APNSTransportError(.protocolError, "APNs answered UnrelatedKeyIdInToken"))
+            }
+        case .failure(let error):
+            if error.code == .timeout, lease.connection.recordTimeout() >= Self.timeoutsBeforeReplacing {
+                // Repeated silence (pushy#476, node-apn#665): this connection is suspect; new requests go elsewhere.
+                logger.warning("APNs connection replaced after repeated timeouts")
+                replace(lease.connection, APNSTransportError(.timeout, "the connection was replaced after repeated timeouts"))
+            }
         }
         release(lease)
         return result
+    }
+
+    /// Consecutive request timeouts after which a connection is replaced.
+    static let timeoutsBeforeReplacing = 3
+
+    /// Takes `connection` out of the pool and retires it: the next request opens a new one.
+    private func replace(_ connection: APNSConnection, _ reason: APNSTransportError) {
+        pool.withLock { $0.connectionUnusable(connection) }
+        connection.retire(reason)
     }
 
     private func makeConnection() -> APNSConnection {

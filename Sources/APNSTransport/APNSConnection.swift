@@ -24,6 +24,7 @@ final class APNSConnection: Sendable {
 
     /// Unique within the process, for logs and for the pool to tell replaced connections apart.
     let id: Int
+    private let consecutiveTimeouts = Atomic(0)
     let eventLoop: any EventLoop
     private let state: Mutex<State> = Mutex(.connecting(inbox: []))
     private let closed: EventLoopPromise<Void>
@@ -157,6 +158,22 @@ final class APNSConnection: Sendable {
             request.continuation.resume(returning: result)
         }
     }
+
+    /// Takes the connection out of service without failing anyone: no new streams start on it, requests still
+    /// waiting for a stream move to another connection, in-flight ones finish, and it closes once idle.
+    func retire(_ reason: APNSTransportError) {
+        let handler = state.withLock { state -> NIOLoopBound<APNSConnectionHandler>? in
+            if case .active(let handler, _, _) = state { return handler }
+            return nil
+        }
+        if let handler { eventLoop.execute { handler.value.retire(reason) } }
+    }
+
+    /// Counts a request that got no answer in time; returns how many timed out in a row. An answer resets it.
+    func recordTimeout() -> Int { consecutiveTimeouts.add(1, ordering: .relaxed).newValue }
+
+    /// An answer arrived: the connection is alive.
+    func recordAnswer() { consecutiveTimeouts.store(0, ordering: .relaxed) }
 
     /// Closes gracefully: queued requests fail with `shutDown`, in-flight ones finish (bounded by their deadline).
     func shutdown() {
