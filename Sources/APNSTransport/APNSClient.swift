@@ -200,6 +200,7 @@ public final class APNSClient: Sendable {
 
     /// Takes `connection` out of the pool and retires it: the next request opens a new one.
     private func replace(_ connection: APNSConnection, _ reason: APNSTransportError) {
+        metrics.connectionsReplaced.increment()
         pool.withLock { $0.connectionUnusable(connection) }
         connection.retire(reason)
     }

@@ -34,6 +34,13 @@ extension APNSConnectionHandler {
                 stream.complete(.failure(APNSTransportError(.timeout, "APNs did not answer within the timeout")))
             }
             logger.debug("APNs requests timed out", metadata: ["count": "\(expired.count)"])
+            if !pingOutstanding {
+                // On suspicion: a silent stream may mean a dead connection; the PING's answer (or its absence at the
+                // next ping tick) tells.
+                pingOutstanding = true
+                sawTrafficSincePing = false
+                nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+            }
             startWaitingStreams()
             flush()
         }

@@ -185,6 +185,7 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         state = .active
         logger.debug("APNs connection established")
         metrics.connectionsOpen.increment()
+        metrics.connectionsOpened.increment()
         schedulePing()
         // The client preface and SETTINGS go out now; requests follow once the connection hands them over.
         let pending = connection.handlerDidBecomeActive(NIOLoopBound(self, eventLoop: context.eventLoop))
@@ -374,6 +375,7 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// closes them as refused); the rest finish here, and no new stream starts on this connection.
     func didReceiveGoAway(lastStreamID: Int32, errorCode: UInt32, debugData: String) {
         goAwayLastStreamID = min(goAwayLastStreamID ?? .max, lastStreamID)
+        metrics.goAways.increment()
         logger.debug(
             "APNs connection received GOAWAY",
             metadata: ["last_stream_id": "\(lastStreamID)", "error_code": "\(errorCode)", "debug_data": "\(debugData)"]

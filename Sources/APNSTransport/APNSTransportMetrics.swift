@@ -11,6 +11,12 @@ final class APNSTransportMetrics: Sendable {
     let streamsInFlight: Meter
     /// `apns_request_duration_seconds`: from `send` to its answer or failure, retries included.
     let requestDuration: Metrics.Timer
+    /// `apns_goaways_total`: GOAWAY frames received.
+    let goAways: Counter
+    /// `apns_connections_opened_total`: HTTP/2 sessions established — reconnects show as its rate.
+    let connectionsOpened: Counter
+    /// `apns_connections_replaced_total`: connections retired by the client (UnrelatedKeyIdInToken, timeouts).
+    let connectionsReplaced: Counter
     /// `apns_requests_total{status="200",reason=""}`, the common case, kept apart from the dictionary.
     private let succeeded: Counter
     private let counters = Mutex<[Key: Counter]>([:])
@@ -24,6 +30,9 @@ final class APNSTransportMetrics: Sendable {
         connectionsOpen = Meter(label: "apns_connections_open")
         streamsInFlight = Meter(label: "apns_streams_in_flight")
         requestDuration = Metrics.Timer(label: "apns_request_duration_seconds", preferredDisplayUnit: .seconds)
+        goAways = Counter(label: "apns_goaways_total")
+        connectionsOpened = Counter(label: "apns_connections_opened_total")
+        connectionsReplaced = Counter(label: "apns_connections_replaced_total")
         succeeded = Counter(label: "apns_requests_total", dimensions: [("status", "200"), ("reason", "")])
     }
 
