@@ -86,52 +86,35 @@ public final class APNSClient: Sendable {
         }
     }
 
+    /// Sends with the transport's retries: refused streams and requests a closing connection never sent go to
+    /// another connection; with token auth, ExpiredProviderToken refreshes the token once and
+    /// UnrelatedKeyIdInToken retries once on a new connection.
     private func sendWithRetries(_ request: APNSRequest) async throws(APNSTransportError) -> APNSOutcome {
-        let cache: ProviderTokenCache
+        let cache: ProviderTokenCache?
         switch configuration.authentication {
         case .token(let tokenCache): cache = tokenCache
-        case .certificate: return try await sendWithCertificate(request)
+        case .certificate: cache = nil
         }
-        var token = try providerToken { () throws(ProviderTokenError) in try cache.current() }
+        var token: ProviderTokenCache.Token? = nil
+        if let cache { token = try providerToken { () throws(ProviderTokenError) in try cache.current() } }
         var refreshed = false
         var movedForKey = false
         var refusals = 0
         var requeues = 0
         while true {
-            switch await attempt(request, bearerToken: token.value) {
+            switch await attempt(request, bearerToken: token?.value) {
             case .response(let outcome) where outcome.status == 403 && outcome.reason == .unrelatedKeyIdInToken:
                 // The connection was replaced in `attempt`; retry once on a new one.
                 guard !movedForKey else { return outcome }
                 movedForKey = true
                 logger.debug("APNs answered UnrelatedKeyIdInToken; retrying on a new connection")
             case .response(let outcome):
-                guard outcome.status == 403, outcome.reason == .expiredProviderToken, !refreshed else { return outcome }
+                guard let cache, let rejected = token, outcome.status == 403,
+                    outcome.reason == .expiredProviderToken, !refreshed
+                else { return outcome }
                 refreshed = true
-                let rejected = token
                 token = try providerToken { () throws(ProviderTokenError) in try cache.refresh(after: rejected) }
                 logger.debug("APNs provider token expired; retrying with a refreshed token")
-            case .refused(let error):
-                refusals += 1
-                guard refusals < Self.maximumAttempts else { throw error }
-                logger.debug("APNs request not processed; retrying", metadata: ["error": "\(error)"])
-            case .notSent(let error):
-                requeues += 1
-                guard requeues <= Self.maximumRequeues else { throw error }
-                logger.debug("APNs request not sent; moving it to another connection", metadata: ["error": "\(error)"])
-            case .failure(let error):
-                throw error
-            }
-        }
-    }
-
-    /// Certificate auth: no provider token to refresh; only the transport-level retries apply.
-    private func sendWithCertificate(_ request: APNSRequest) async throws(APNSTransportError) -> APNSOutcome {
-        var refusals = 0
-        var requeues = 0
-        while true {
-            switch await attempt(request, bearerToken: nil) {
-            case .response(let outcome):
-                return outcome
             case .refused(let error):
                 refusals += 1
                 guard refusals < Self.maximumAttempts else { throw error }
