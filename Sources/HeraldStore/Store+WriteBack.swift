@@ -80,9 +80,13 @@ extension Store {
                 WITH candidates AS (
                     SELECT * FROM unnest(\(tokens)::text[], \(reasons)::text[], \(timestamps)::bigint[])
                         AS c(token, reason, ts)),
+                locked AS (
+                    -- rows locked in token order, so that two write-backs pruning the same devices cannot deadlock
+                    SELECT d.token FROM devices d WHERE d.app_id = \(writeBack.app) AND d.token = ANY(\(tokens))
+                    ORDER BY d.token FOR UPDATE),
                 deleted AS (
                     DELETE FROM devices d USING candidates c
-                    WHERE d.app_id = \(writeBack.app) AND d.token = c.token
+                    WHERE d.app_id = \(writeBack.app) AND d.token = c.token AND d.token IN (SELECT token FROM locked)
                       AND (c.ts < 0 OR d.registered_at < to_timestamp(c.ts / 1000.0))
                     RETURNING d.token, c.reason, c.ts)
                 INSERT INTO dead_tokens (app_id, token, reason, apns_timestamp, job_id)

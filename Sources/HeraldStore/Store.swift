@@ -22,7 +22,17 @@ public struct Store: Sendable {
         _ body: () async throws -> T
     ) async throws(StoreError) -> T {
         do {
-            return try await body()
+            // A transaction PostgreSQL aborted for a deadlock or a serialization failure did nothing: run it again
+            // (a few times) rather than hand the batch back to the queue and send it twice.
+            var attempt = 1
+            while true {
+                do {
+                    return try await body()
+                } catch where attempt < 4 && Self.isTransientConflict(error) {
+                    logger.debug("transaction conflict, retrying", metadata: ["operation": "\(what)"])
+                    attempt += 1
+                }
+            }
         } catch let error as StoreError {
             throw error
         } catch let error as PSQLError {
@@ -36,6 +46,16 @@ public struct Store: Sendable {
 }
 
 extension Store {
+    /// Deadlock (40P01) or serialization failure (40001), directly or inside a failed transaction.
+    static func isTransientConflict(_ error: any Error) -> Bool {
+        if let transaction = error as? PostgresTransactionError {
+            return [transaction.beginError, transaction.closureError, transaction.commitError]
+                .contains { $0.map(isTransientConflict) ?? false }
+        }
+        guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40P01" || state == "40001"
+    }
+
     /// Runs `body` with a store over `configuration` whose connection pool runs for exactly the duration of `body`.
     /// For commands and tests; long-running processes run the `PostgresClient` as a `Service` instead.
     public static func withStore<T: Sendable>(
