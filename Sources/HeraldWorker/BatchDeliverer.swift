@@ -87,6 +87,7 @@ struct BatchDeliverer: Sendable {
         let results = try await send(requests, job: job, client: client, throttle: throttle, publishedAt: publishedAt)
 
         var transient: [(DeviceToken, String)] = []
+        var tally: [Tally: Int] = [:]
         var jobFailure: APNSReason? = nil
         for (token, decided, retries) in results {
             writeBack.retried += retries
@@ -95,18 +96,20 @@ struct BatchDeliverer: Sendable {
                 writeBack.sent += 1
             case .prune(let reason, let timestamp):
                 writeBack.prunes.append(.init(token: token, reason: reason.rawValue, apnsTimestamp: timestamp))
-                metrics.record(outcome: "pruned", reason: reason.rawValue, count: 1)
+                tally[Tally(outcome: "pruned", reason: reason.rawValue), default: 0] += 1
             case .failDevice(let reason):
                 writeBack.failures.append(.init(token: token, status: nil, reason: reason.rawValue))
-                metrics.record(outcome: "failed", reason: reason.rawValue, count: 1)
+                tally[Tally(outcome: "failed", reason: reason.rawValue), default: 0] += 1
             case .exhausted(let reason), .retry(let reason, _):
                 transient.append((token, reason))
             case .failJob(let reason):
                 if reason != StopFlag.stopped, jobFailure == nil { jobFailure = reason }
                 writeBack.failures.append(.init(token: token, status: nil, reason: reason.rawValue))
-                metrics.record(outcome: "failed", reason: reason == StopFlag.stopped ? "job_stopped" : reason.rawValue, count: 1)
+                tally[Tally(outcome: "failed", reason: reason == StopFlag.stopped ? "job_stopped" : reason.rawValue), default: 0] += 1
             }
         }
+        // Counted once per batch and (outcome, reason), not per notification: each record looks a counter up.
+        for (key, count) in tally { metrics.record(outcome: key.outcome, reason: key.reason, count: count) }
         metrics.record(outcome: "sent", reason: "", count: writeBack.sent)
 
         var retryKey: BatchKey? = nil
@@ -405,4 +408,10 @@ extension PreparedJob.Audience {
         case .all(let locales): locales.map { .locales(.all, $0) } ?? .all
         }
     }
+}
+
+/// An (outcome, reason) pair of the notifications metric, counted per batch.
+private struct Tally: Hashable {
+    var outcome: String
+    var reason: String
 }
