@@ -37,6 +37,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(help: "A P-256 .p8 key to sign provider tokens with.") var keyFile = ".state/demo/AuthKey_DEMOKEY123.p8"
     @Option(help: "Worker processes.") var workers = 1
     @Option(help: "HTTP/2 connections per worker.") var connections = 1
+    @Option(help: "Jobs each worker has in hand (its --prefetch); the worker's default if not given.") var prefetch: UInt16?
     @Option(help: "Queue type: classic or quorum.") var queueType = "classic"
     @Option(help: "The directory of SQL migrations.") var schemas = "schemas"
     @Flag(help: "Print one JSON object.") var json = false
@@ -69,6 +70,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         let result = try await Store.withStore(database, logger: logger) { store in
             try await store.migrate(try Migration.load(from: schemas))
             try await store.deleteDevices(app: app)
+            try await store.deleteJobs(app: app)  // a run that was interrupted leaves its jobs behind
             FileHandle.standardError.write(Data("importing \(count) devices…\n".utf8))
             var index = 0
             while index < count {
@@ -102,11 +104,11 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                     }
                     try await group.waitForAll()
                 }
-                while try await store.finishedJobCount(idPrefix: prefix + "-") < count { try await Task.sleep(for: .milliseconds(20)) }
+                while try await store.finishedJobCount(app: app, idPrefix: prefix + "-") < count { try await Task.sleep(for: .milliseconds(100)) }
             }
             let elapsed = ContinuousClock.now - started
             let rss = processes.map { Self.peakRSSMegabytes(pid: $0.processIdentifier) }.max() ?? 0
-            let latency = isBroadcast ? try await store.batchLatency(job: prefix) : try await store.jobLatency(idPrefix: prefix + "-")
+            let latency = isBroadcast ? try await store.batchLatency(job: prefix) : try await store.jobLatency(app: app, idPrefix: prefix + "-")
             for process in processes { process.terminate() }
             for process in processes { process.waitUntilExit() }
             for queue in [topology.jobs, topology.batches, topology.parked] + topology.retryQueues.map(\.name) {
@@ -114,6 +116,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             }
             await connection.close()
             try await store.deleteDevices(app: app)
+            try await store.deleteJobs(app: app)
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             return (Double(count) / seconds, latency, rss, seconds)
         }
@@ -156,7 +159,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         process.arguments = [
             "worker", "--apps-file", appsFile, "--queue-prefix", prefix, "--queue-type", queueType,
             "--connections", String(connections), "--metrics-port", "0", "--log-level", "warning",
-        ]
+        ] + (prefetch.map { ["--prefetch", String($0)] } ?? [])
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_AMQP_URL"] = amqpURL
         environment["HERALD_DATABASE_URL"] = databaseURL

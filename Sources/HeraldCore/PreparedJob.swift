@@ -119,6 +119,10 @@ extension PreparedJob {
     ///   - makeID: called when the job has no id.
     /// - Throws: `JobError` naming the first rule the job breaks.
     public static func decode(_ body: [UInt8], makeID: () -> String) throws(JobError) -> PreparedJob {
+        if containsEscapedNUL(body) {
+            // PostgreSQL stores neither text nor jsonb with U+0000: such a job could never be recorded.
+            throw JobError(.malformed, "a string contains U+0000 (\\u0000), which is not allowed")
+        }
         let job: Job
         do {
             job = try JSONDecoder().decode(Job.self, from: Data(body))
@@ -199,6 +203,27 @@ extension PreparedJob {
             sendAt: sendAt,
             throttlePerSecond: job.throttlePerSecond
         )
+    }
+
+    /// Whether a JSON text has a `\u0000` escape in a string (an escaped backslash followed by `u0000` is text, not
+    /// an escape). A raw NUL byte is not valid JSON and fails decoding anyway.
+    static func containsEscapedNUL(_ body: [UInt8]) -> Bool {
+        let backslash = UInt8(ascii: "\\"), u = UInt8(ascii: "u"), zero = UInt8(ascii: "0")
+        var index = 0
+        let end = body.count
+        while index < end {
+            guard body[index] == backslash else {
+                index += 1
+                continue
+            }
+            if index + 5 < end, body[index + 1] == u, body[index + 2] == zero, body[index + 3] == zero,
+                body[index + 4] == zero, body[index + 5] == zero
+            {
+                return true
+            }
+            index += 2  // the escaped character, whatever it is
+        }
+        return false
     }
 
     private static func describe(_ error: DecodingError) -> String {

@@ -15,7 +15,91 @@ public enum BatchStart: Sendable, Hashable {
     case unknownJob
 }
 
+/// One batch's results, to be written and the batch marked done (`Store.complete(_:)`).
+public struct BatchCompletion: Sendable {
+    public var key: BatchKey
+    public var writeBack: WriteBack
+    /// The retry batch for the transient failures, created pending in the same transaction.
+    public var retry: BatchKey?
+
+    public init(key: BatchKey, writeBack: WriteBack, retry: BatchKey?) {
+        self.key = key
+        self.writeBack = writeBack
+        self.retry = retry
+    }
+}
+
+/// What `Store.complete(_:)` did.
+public struct CompletedBatches: Sendable, Hashable {
+    /// The batches this call completed (the others were already done), with the devices each pruned.
+    public var pruned: [BatchKey: Int] = [:]
+    /// The jobs this call finished, with their final state.
+    public var finished: [String: JobState] = [:]
+
+    public init() {}
+}
+
+/// A job small enough to deliver as one batch of its explicit tokens, started in a group (`Store.startSmallJobs`).
+public struct SmallJobStart: Sendable {
+    public var id: String
+    public var app: String
+    /// The job as published (JSON).
+    public var spec: String
+    /// When the producer published it (ms since 1970), if the message said.
+    public var publishedAt: Int64?
+    /// How many tokens it lists: its plan cursor once its single batch exists.
+    public var tokenCount: Int
+
+    public init(id: String, app: String, spec: String, publishedAt: Int64?, tokenCount: Int) {
+        self.id = id
+        self.app = app
+        self.spec = spec
+        self.publishedAt = publishedAt
+        self.tokenCount = tokenCount
+    }
+}
+
 extension Store {
+    /// Starts many small jobs in one statement: each new id (or one the API enqueued and no worker has touched)
+    /// becomes a running job, fully planned, with its single batch (seq 0, attempt 1) pending — so that the batch's
+    /// completion finishes it. Returns the ids started; the others exist already and take the one-by-one path
+    /// (`register`), which knows about duplicates, schedules and resumption.
+    public func startSmallJobs(_ jobs: [SmallJobStart]) async throws(StoreError) -> Set<String> {
+        var seen = Set<String>()
+        let unique = jobs.filter { seen.insert($0.id).inserted }
+        guard !unique.isEmpty else { return [] }
+        return try await run("starting small jobs") {
+            let rows = try await client.query(
+                """
+                WITH input AS (
+                    SELECT * FROM unnest(\(unique.map(\.id))::text[], \(unique.map(\.app))::text[],
+                                         \(unique.map(\.spec))::text[], \(unique.map { $0.publishedAt ?? -1 })::bigint[],
+                                         \(unique.map { String($0.tokenCount) })::text[])
+                        AS i(id, app, spec, published, cursor)),
+                started AS (
+                    INSERT INTO jobs AS j (id, app_id, state, target_kind, spec, published_at, started_at, planned, batches,
+                                           plan_cursor)
+                    SELECT id, app, 'running', 'tokens', spec::jsonb,
+                           CASE WHEN published < 0 THEN now() ELSE to_timestamp(published / 1000.0) END,
+                           now(), true, 1, cursor
+                    FROM input
+                    ON CONFLICT (id) DO UPDATE SET state = 'running', started_at = now(), planned = true, batches = 1,
+                        plan_cursor = EXCLUDED.plan_cursor
+                    WHERE j.state = 'queued' AND j.send_at IS NULL AND j.batches = 0 AND NOT j.planned
+                    RETURNING j.id),
+                batch AS (
+                    INSERT INTO batches (job_id, seq, attempt, state) SELECT id, 0, 1, 'pending' FROM started
+                    ON CONFLICT DO NOTHING)
+                SELECT id FROM started
+                """,
+                logger: logger
+            )
+            var started = Set<String>()
+            for try await id in rows.decode(String.self) { started.insert(id) }
+            return started
+        }
+    }
+
     /// Records that a batch exists and says whether to deliver it. Idempotent: the planner and the deliverer may
     /// both create the row, in either order.
     public func beginBatch(_ key: BatchKey) async throws(StoreError) -> BatchStart {
@@ -56,41 +140,121 @@ extension Store {
         with writeBack: WriteBack,
         retry: BatchKey?
     ) async throws(StoreError) -> (pruned: Int, jobFinished: JobState?)? {
-        try await run("completing a batch") {
+        let completed = try await complete([BatchCompletion(key: key, writeBack: writeBack, retry: retry)])
+        guard let pruned = completed.pruned[key] else { return nil }
+        return (pruned, completed.finished[key.job])
+    }
+
+    /// Completes many batches (of any jobs) in one transaction and a handful of statements, whatever their number:
+    /// what the worker does for a group of small jobs. Each batch is claimed only if still pending; the results of
+    /// the others are not written (another delivery finished them first).
+    public func complete(_ completions: [BatchCompletion]) async throws(StoreError) -> CompletedBatches {
+        var unique: [BatchKey: BatchCompletion] = [:]
+        for completion in completions where unique[completion.key] == nil { unique[completion.key] = completion }
+        // Sorted, so that concurrent group completions lock batch and job rows in the same order.
+        let items = unique.values.sorted { ($0.key.job, $0.key.seq, $0.key.attempt) < ($1.key.job, $1.key.seq, $1.key.attempt) }
+        guard !items.isEmpty else { return CompletedBatches() }
+        return try await run("completing batches") {
             try await client.withTransaction(logger: logger) { connection in
-                let claimed = try await connection.query(
+                let claimedRows = try await connection.query(
                     """
-                    UPDATE batches SET state = 'done', completed_at = now(), sent = \(writeBack.sent),
-                        failed = \(writeBack.failures.count + writeBack.rejectedTokens), retried = \(writeBack.retried),
-                        expired = \(writeBack.expired)
-                    WHERE job_id = \(key.job) AND seq = \(key.seq) AND attempt = \(key.attempt) AND state = 'pending'
-                    RETURNING 1
+                    UPDATE batches b SET state = 'done', completed_at = now(), sent = i.sent, failed = i.failed,
+                        retried = i.retried, expired = i.expired
+                    FROM unnest(\(items.map(\.key.job))::text[], \(items.map(\.key.seq))::integer[],
+                                \(items.map(\.key.attempt))::integer[], \(items.map(\.writeBack.sent))::integer[],
+                                \(items.map { $0.writeBack.failures.count + $0.writeBack.rejectedTokens })::integer[],
+                                \(items.map(\.writeBack.retried))::integer[], \(items.map(\.writeBack.expired))::integer[])
+                        AS i(job_id, seq, attempt, sent, failed, retried, expired)
+                    WHERE b.job_id = ANY(\(items.map(\.key.job))) -- an index condition, whatever the planner thinks of unnest
+                      AND b.job_id = i.job_id AND b.seq = i.seq AND b.attempt = i.attempt AND b.state = 'pending'
+                    RETURNING b.job_id, b.seq, b.attempt
                     """,
                     logger: logger
                 )
-                var isMine = false
-                for try await _ in claimed { isMine = true }
-                guard isMine else { return nil }
-                let pruned = try await Self.write(writeBack, on: connection, logger: logger)
-                if pruned > 0 {
-                    try await connection.query(
-                        "UPDATE batches SET pruned = \(pruned) WHERE job_id = \(key.job) AND seq = \(key.seq) AND attempt = \(key.attempt)",
-                        logger: logger
-                    )
+                var claimed = Set<BatchKey>()
+                for try await (job, seq, attempt) in claimedRows.decode((String, Int, Int).self) {
+                    claimed.insert(BatchKey(job: job, seq: seq, attempt: attempt))
                 }
-                if let retry {
+                let mine = items.filter { claimed.contains($0.key) }
+                guard !mine.isEmpty else { return CompletedBatches() }
+
+                var result = CompletedBatches()
+                // Every claimed job gets one row below: the counts of its batches that had only counts, summed.
+                var counts: [String: WriteBack] = [:]
+                for item in mine {
+                    let writeBack = item.writeBack
+                    var sum = counts[writeBack.jobID] ?? WriteBack(jobID: writeBack.jobID, app: writeBack.app)
+                    if writeBack.prunes.isEmpty && writeBack.failures.isEmpty {
+                        sum.add(writeBack)
+                        result.pruned[item.key] = 0
+                    } else {
+                        // Dead tokens and failures to record: the full write-back, per batch (the exception).
+                        let pruned = try await Self.write(writeBack, on: connection, logger: logger)
+                        if pruned > 0 {
+                            try await connection.query(
+                                """
+                                UPDATE batches SET pruned = \(pruned)
+                                WHERE job_id = \(item.key.job) AND seq = \(item.key.seq) AND attempt = \(item.key.attempt)
+                                """,
+                                logger: logger
+                            )
+                        }
+                        result.pruned[item.key] = pruned
+                    }
+                    counts[writeBack.jobID] = sum
+                }
+                let retries = mine.compactMap(\.retry)
+                if !retries.isEmpty {
                     try await connection.query(
                         """
-                        INSERT INTO batches (job_id, seq, attempt, state) VALUES (\(retry.job), \(retry.seq), \(retry.attempt), 'pending')
+                        INSERT INTO batches (job_id, seq, attempt, state)
+                        SELECT job_id, seq, attempt, 'pending'
+                        FROM unnest(\(retries.map(\.job))::text[], \(retries.map(\.seq))::integer[], \(retries.map(\.attempt))::integer[])
+                            AS r(job_id, seq, attempt)
                         ON CONFLICT DO NOTHING
                         """,
                         logger: logger
                     )
                 }
-                let finished = try await Self.finishIfComplete(job: key.job, on: connection, logger: logger)
-                return (pruned, finished)
+                let sums = counts.values.sorted { $0.jobID < $1.jobID }
+                result.finished = try await Self.addCountsAndFinish(sums, on: connection, logger: logger)
+                return result
             }
         }
+    }
+
+    /// Adds each job's counts and, in the same row update, finishes it if it is running, fully planned and has no
+    /// pending batch left. Returns the jobs finished.
+    ///
+    /// Called after the caller claimed a pending batch of each job in this transaction: a job that had a pending
+    /// batch cannot have been done before, so every job that is done now was finished by this statement.
+    private static func addCountsAndFinish(_ sums: [WriteBack], on connection: PostgresConnection, logger: Logger) async throws -> [String: JobState] {
+        let ids = sums.map(\.jobID)
+        let rows = try await connection.query(
+            """
+            WITH still_pending AS (
+                -- read once through the index for all the jobs, not once per job (an anti-join the planner may
+                -- turn into a scan of every pending batch per job)
+                SELECT DISTINCT job_id FROM batches WHERE job_id = ANY(\(ids)) AND state = 'pending')
+            UPDATE jobs j SET targeted = j.targeted + i.targeted, sent = j.sent + i.sent,
+                failed = j.failed + i.failed, expired = j.expired + i.expired, retried = j.retried + i.retried,
+                state = CASE WHEN j.state = 'running' AND j.planned AND j.id NOT IN (SELECT job_id FROM still_pending)
+                             THEN 'done' ELSE j.state END,
+                finished_at = CASE WHEN j.state = 'running' AND j.planned AND j.id NOT IN (SELECT job_id FROM still_pending)
+                                   THEN now() ELSE j.finished_at END
+            FROM unnest(\(ids)::text[], \(sums.map(\.targeted))::bigint[], \(sums.map(\.sent))::bigint[],
+                        \(sums.map(\.rejectedTokens))::bigint[], \(sums.map(\.expired))::bigint[], \(sums.map(\.retried))::bigint[])
+                AS i(id, targeted, sent, failed, expired, retried)
+            WHERE j.id = i.id
+            RETURNING j.id, j.state
+            """,
+            logger: logger
+        )
+        var finished: [String: JobState] = [:]
+        for try await (id, state) in rows.decode((String, String).self) where state == JobState.done.rawValue {
+            finished[id] = .done
+        }
+        return finished
     }
 
     /// Records how far planning got: the batch exists, and the cursor moves past it. Returns false if the job is no
@@ -146,17 +310,27 @@ extension Store {
     }
 
     private static func finishIfComplete(job: String, on connection: PostgresConnection, logger: Logger) async throws -> JobState? {
+        try await finishIfComplete(jobs: [job], on: connection, logger: logger)[job]
+    }
+
+    /// Finishes each of `jobs` that is running, fully planned and has no pending batch left; returns those finished.
+    private static func finishIfComplete(jobs: [String], on connection: PostgresConnection, logger: Logger) async throws -> [String: JobState] {
         let rows = try await connection.query(
             """
-            UPDATE jobs SET state = 'done', finished_at = now()
-            WHERE id = \(job) AND state = 'running' AND planned
-              AND NOT EXISTS (SELECT 1 FROM batches WHERE job_id = \(job) AND state = 'pending')
-            RETURNING state
+            WITH still_pending AS (
+                -- read once through the index for all the jobs, not once per job (an anti-join the planner may
+                -- turn into a scan of every pending batch per job)
+                SELECT DISTINCT job_id FROM batches WHERE job_id = ANY(\(jobs)) AND state = 'pending')
+            UPDATE jobs j SET state = 'done', finished_at = now()
+            WHERE j.id = ANY(\(jobs)) AND j.state = 'running' AND j.planned
+              AND j.id NOT IN (SELECT job_id FROM still_pending)
+            RETURNING j.id, j.state
             """,
             logger: logger
         )
-        for try await state in rows.decode(String.self) { return JobState(rawValue: state) }
-        return nil
+        var finished: [String: JobState] = [:]
+        for try await (id, state) in rows.decode((String, String).self) { finished[id] = JobState(rawValue: state) ?? .done }
+        return finished
     }
 
     /// Takes `count` sends from the job's shared rate limit and says how long to wait before making them, so that

@@ -126,7 +126,8 @@ extension Store {
                 """
                 WITH gone AS (
                     DELETE FROM jobs WHERE state IN ('done', 'failed', 'cancelled')
-                    AND finished_at < now() - make_interval(secs => \(Double(seconds))) RETURNING 1)
+                    AND finished_at < now() - make_interval(secs => \(Double(seconds))) RETURNING id),
+                gone_batches AS (DELETE FROM batches WHERE job_id IN (SELECT id FROM gone))
                 SELECT count(*)::bigint FROM gone
                 """,
                 logger: logger

@@ -13,7 +13,7 @@ public struct LatencySummary: Sendable, Hashable {
 extension Store {
     /// Latency from publish to completion of the jobs whose id starts with `prefix` (one device each): the exact
     /// per-job figure.
-    public func jobLatency(idPrefix prefix: String) async throws(StoreError) -> LatencySummary {
+    public func jobLatency(app: String, idPrefix prefix: String) async throws(StoreError) -> LatencySummary {
         let pattern = prefix.replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
         return try await run("reading job latencies") {
             let rows = try await client.query(
@@ -21,7 +21,7 @@ extension Store {
                 SELECT count(*)::bigint,
                        coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - published_at)), 0)::float8 * 1000,
                        coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - published_at)), 0)::float8 * 1000
-                FROM jobs WHERE id LIKE \(pattern) AND state = 'done'
+                FROM jobs WHERE app_id = \(app) AND id LIKE \(pattern) AND state = 'done'
                 """,
                 logger: logger
             )
@@ -56,12 +56,34 @@ extension Store {
         }
     }
 
-    /// How many jobs whose id starts with `prefix` are final.
-    public func finishedJobCount(idPrefix prefix: String) async throws(StoreError) -> Int {
+    /// How many of the app's jobs whose id starts with `prefix` are final (read through the app's index, so that
+    /// polling stays cheap however many jobs other apps have).
+    public func finishedJobCount(app: String, idPrefix prefix: String) async throws(StoreError) -> Int {
         let pattern = prefix.replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
         return try await run("counting finished jobs") {
             let rows = try await client.query(
-                "SELECT count(*)::bigint FROM jobs WHERE id LIKE \(pattern) AND state IN ('done', 'failed', 'cancelled')",
+                """
+                SELECT count(*)::bigint FROM jobs
+                WHERE app_id = \(app) AND id LIKE \(pattern) AND state IN ('done', 'failed', 'cancelled')
+                """,
+                logger: logger
+            )
+            var count = 0
+            for try await n in rows.decode(Int64.self) { count = Int(n) }
+            return count
+        }
+    }
+
+    /// Removes every job of an app, with its batches (for benchmarks, which use an app of their own).
+    @discardableResult
+    public func deleteJobs(app: String) async throws(StoreError) -> Int {
+        try await run("deleting jobs") {
+            let rows = try await client.query(
+                """
+                WITH gone AS (DELETE FROM jobs WHERE app_id = \(app) RETURNING id),
+                gone_batches AS (DELETE FROM batches WHERE job_id IN (SELECT id FROM gone))
+                SELECT count(*)::bigint FROM gone
+                """,
                 logger: logger
             )
             var count = 0

@@ -47,6 +47,15 @@ public struct WriteBack: Sendable, Hashable {
         self.jobID = jobID
         self.app = app
     }
+
+    /// Adds another batch's counts of the same job (prunes and failures are not merged).
+    mutating func add(_ other: WriteBack) {
+        targeted += other.targeted
+        sent += other.sent
+        expired += other.expired
+        retried += other.retried
+        rejectedTokens += other.rejectedTokens
+    }
 }
 
 extension Store {

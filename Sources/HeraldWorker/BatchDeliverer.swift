@@ -86,6 +86,23 @@ struct BatchDeliverer: Sendable {
         let requests = makeRequests(for: devices, job: job, bundleID: app.topic, badges: badges)
         let results = try await send(requests, job: job, client: client, throttle: throttle, publishedAt: publishedAt)
 
+        let (retryKey, jobFailure) = try await settle(results, batch: batch, into: &writeBack)
+        if let jobFailure {
+            _ = try await finish(batch, writeBack: writeBack, retry: nil)
+            let stopped = try await stopJob(job, reason: "APNs rejected the job: \(jobFailure)", batch: nil)
+            return stopped ? .completed(jobFinished: .failed) : .completed(jobFinished: nil)
+        }
+        return try await finish(batch, writeBack: writeBack, retry: retryKey)
+    }
+
+    /// Turns a batch's send results into its write-back, sends the transient failures to the next retry queue (or
+    /// parks them), and counts the outcomes. Returns the retry batch's key, and the reason if APNs rejected the job
+    /// as a whole (then nothing is retried).
+    private func settle(
+        _ results: [(DeviceToken, Disposition, Int)],
+        batch: BatchMessage,
+        into writeBack: inout WriteBack
+    ) async throws -> (retry: BatchKey?, jobFailure: APNSReason?) {
         var transient: [(DeviceToken, String)] = []
         var tally: [Tally: Int] = [:]
         var jobFailure: APNSReason? = nil
@@ -110,22 +127,108 @@ struct BatchDeliverer: Sendable {
         }
         // Counted once per batch and (outcome, reason), not per notification: each record looks a counter up.
         for (key, count) in tally { metrics.record(outcome: key.outcome, reason: key.reason, count: count) }
-        metrics.record(outcome: "sent", reason: "", count: writeBack.sent)
+        if writeBack.sent > 0 { metrics.record(outcome: "sent", reason: "", count: writeBack.sent) }
 
-        var retryKey: BatchKey? = nil
         if !transient.isEmpty && jobFailure == nil {
-            retryKey = try await retryOrPark(transient, batch: batch, into: &writeBack)
-        } else {
-            for (token, reason) in transient {
-                writeBack.failures.append(.init(token: token, status: nil, reason: reason))
+            return (try await retryOrPark(transient, batch: batch, into: &writeBack), nil)
+        }
+        for (token, reason) in transient {
+            writeBack.failures.append(.init(token: token, status: nil, reason: reason))
+        }
+        return (nil, jobFailure)
+    }
+
+    // MARK: Small jobs in groups
+
+    /// A small job started by `Store.startSmallJobs`: its one batch (seq 0, attempt 1) is its listed tokens.
+    struct SmallJob: Sendable {
+        var job: PreparedJob
+        var tokens: [DeviceToken]
+        /// When the producer published it (ms since 1970).
+        var publishedAt: Int64
+    }
+
+    /// Delivers many small jobs at once — every notification of the group in flight together (bounded by
+    /// `sendConcurrency`) — and completes all their batches in one transaction. Jobs APNs rejects as a whole are
+    /// stopped after that, one by one. Returns each job's outcome.
+    ///
+    /// Only for jobs whose payload is the same for every device and that have no throttle (the caller checks).
+    func deliverSmallJobs(_ jobs: [SmallJob]) async throws -> [String: Outcome] {
+        var outcomes: [String: Outcome] = [:]
+        var sendable: [(SmallJob, APNSClient, [APNSRequest])] = []
+        var completions: [BatchCompletion] = []
+        let now = Int64(Date().timeIntervalSince1970)
+        for small in jobs {
+            let job = small.job
+            let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: [])
+            guard let app = configuration.apps.app(job.app), let client = clients.client(for: job.app) else {
+                let stopped = try await stopJob(job, reason: "app \(job.app) is no longer in the apps file", batch: batch)
+                outcomes[job.id] = stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
+                continue
             }
+            if let expiration = job.template.expiration, expiration != 0, expiration < now {
+                var writeBack = Self.firstWriteBack(of: job, devices: small.tokens.count)
+                writeBack.expired = small.tokens.count
+                metrics.record(outcome: "expired", reason: "", count: small.tokens.count)
+                completions.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: nil))
+                continue
+            }
+            sendable.append((small, client, small.tokens.map { job.template.request(to: $0, bundleID: app.topic) }))
         }
-        if let jobFailure {
-            _ = try await finish(batch, writeBack: writeBack, retry: nil)
-            let stopped = try await stopJob(job, reason: "APNs rejected the job: \(jobFailure)", batch: nil)
-            return stopped ? .completed(jobFinished: .failed) : .completed(jobFinished: nil)
+
+        // Every job's notifications at once, up to `sendConcurrency` in flight (a job is never split).
+        let results = try await withThrowingTaskGroup(of: (Int, [(DeviceToken, Disposition, Int)]).self) { group in
+            var collected = [[(DeviceToken, Disposition, Int)]](repeating: [], count: sendable.count)
+            var inFlight = 0
+            for (index, (small, client, requests)) in sendable.enumerated() {
+                while inFlight > 0 && inFlight + requests.count > configuration.sendConcurrency, let (done, result) = try await group.next() {
+                    collected[done] = result
+                    inFlight -= sendable[done].2.count
+                }
+                inFlight += requests.count
+                group.addTask {
+                    (index, try await send(requests, job: small.job, client: client, throttle: nil, publishedAt: small.publishedAt))
+                }
+            }
+            for try await (done, result) in group { collected[done] = result }
+            return collected
         }
-        return try await finish(batch, writeBack: writeBack, retry: retryKey)
+
+        var stopped: [(PreparedJob, APNSReason)] = []
+        for ((small, _, _), result) in zip(sendable, results) {
+            let batch = BatchMessage(job: small.job.id, seq: 0, attempt: 1, tokens: small.tokens.map(\.hex))
+            var writeBack = Self.firstWriteBack(of: small.job, devices: small.tokens.count)
+            let (retry, jobFailure) = try await settle(result, batch: batch, into: &writeBack)
+            if let jobFailure { stopped.append((small.job, jobFailure)) }
+            completions.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: retry))
+        }
+
+        let completed = try await store.complete(completions)
+        for completion in completions {
+            guard completed.pruned[completion.key] != nil else {
+                metrics.batchesDuplicate.increment()
+                outcomes[completion.key.job] = .alreadyDone
+                continue
+            }
+            metrics.batchesCompleted.increment()
+            let finished = completed.finished[completion.key.job]
+            if let finished { metrics.jobFinished(state: finished.rawValue) }
+            outcomes[completion.key.job] = .completed(jobFinished: finished)
+        }
+        for (job, reason) in stopped {
+            let stop = try await stopJob(job, reason: "APNs rejected the job: \(reason)", batch: nil)
+            outcomes[job.id] = .completed(jobFinished: stop ? .failed : nil)
+        }
+        return outcomes
+    }
+
+    /// The write-back of a job's first batch: its devices, and the listed entries that were not tokens (each failed
+    /// alone, counted once, with the first batch).
+    private static func firstWriteBack(of job: PreparedJob, devices: Int) -> WriteBack {
+        var writeBack = WriteBack(jobID: job.id, app: job.app)
+        writeBack.rejectedTokens = job.invalidTokenCount
+        writeBack.targeted = devices + job.invalidTokenCount
+        return writeBack
     }
 
     // MARK: Devices and requests

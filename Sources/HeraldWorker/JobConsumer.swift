@@ -11,9 +11,12 @@ struct JobConsumer: Sendable {
     let configuration: WorkerConfiguration
     let store: Store
     let planner: Planner
+    let deliverer: BatchDeliverer
     let parking: Parking
     let metrics: WorkerMetrics
     let logger: Logger
+    /// Small jobs waiting to be delivered in groups.
+    let smallJobs: SmallJobQueue
 
     func handle(_ delivery: AMQPDelivery, consumer: AMQPConsumer) async {
         metrics.jobsReceived.increment()
@@ -21,8 +24,12 @@ struct JobConsumer: Sendable {
         if let messageID = delivery.properties.messageID { logger[metadataKey: "message_id"] = "\(messageID.prefix(64))" }
 
         let job: PreparedJob
+        var idGiven = true
         do {
-            job = try PreparedJob.decode(delivery.body) { UUID().uuidString.lowercased() }
+            job = try PreparedJob.decode(delivery.body) {
+                idGiven = false
+                return UUID().uuidString.lowercased()
+            }
         } catch {
             await park(delivery, jobID: nil, reason: error.description, consumer: consumer, logger: logger)
             return
@@ -34,12 +41,45 @@ struct JobConsumer: Sendable {
             await park(delivery, jobID: job.id, reason: reason, consumer: consumer, logger: logger)
             return
         }
-
+        let spec: String
         do {
-            let spec = String(decoding: try JSONEncoder().encode(job.spec), as: UTF8.self)
-            let publishedAt = delivery.properties.timestamp.map { $0 * 1000 }
+            // The body is the spec when it names its id and is UTF-8 (a JSON object with no NUL byte: not UTF-16 or
+            // UTF-32, which JSON also allows); otherwise the decoded job is encoded again.
+            if idGiven && delivery.body.first == UInt8(ascii: "{") && !delivery.body.contains(0) {
+                spec = String(decoding: delivery.body, as: UTF8.self)
+            } else {
+                spec = String(decoding: try JSONEncoder().encode(job.spec), as: UTF8.self)
+            }
+        } catch {
+            await park(delivery, jobID: job.id, reason: "the job could not be encoded again", consumer: consumer, logger: logger)
+            return
+        }
+        let item = SmallJobQueue.Item(delivery: delivery, job: job, spec: spec)
+        if isSmall(job) {
+            // Delivered with the other small jobs in hand: a few statements per group instead of several per job.
+            // The task that finds no group under way delivers groups until none is left.
+            if smallJobs.add(item) {
+                while let group = smallJobs.nextGroup() { await deliver(group, consumer: consumer) }
+            }
+            return
+        }
+        await process(item, consumer: consumer, logger: logger)
+    }
+
+    /// A job of explicit tokens that fits in one batch, with the same payload for every device, no throttle and no
+    /// schedule: most jobs, in most deployments.
+    private func isSmall(_ job: PreparedJob) -> Bool {
+        guard case .tokens(let tokens) = job.audience else { return false }
+        return tokens.count <= configuration.batchSize && job.sendAt == nil && job.throttlePerSecond == nil
+            && !job.template.variesPerDevice
+    }
+
+    /// Registers and plans one job (delivering it here if it fits in one batch).
+    private func process(_ item: SmallJobQueue.Item, consumer: AMQPConsumer, logger: Logger) async {
+        let (delivery, job) = (item.delivery, item.job)
+        do {
             let event: JobEvent?
-            switch try await store.register(job, spec: spec, publishedAt: publishedAt) {
+            switch try await store.register(job, spec: item.spec, publishedAt: item.publishedAt) {
             case .scheduled:
                 logger.info("job scheduled")
                 event = .scheduled(id: job.id)
@@ -47,9 +87,9 @@ struct JobConsumer: Sendable {
                 logger.info("job already finished, not sent again", metadata: ["state": "\(state.rawValue)"])
                 event = .duplicate(id: job.id, state: state)
             case .plan(let cursor, let nextSeq, let planned):
-                let finished = try await planner.plan(job, cursor: cursor, nextSeq: nextSeq, planned: planned)
+                let finished = try await planner.plan(
+                    job, cursor: cursor, nextSeq: nextSeq, planned: planned, redelivered: delivery.redelivered)
                 if let finished {
-                    metrics.jobFinished(state: finished.rawValue)
                     logger.info("job finished", metadata: ["state": "\(finished.rawValue)"])
                     event = .finished(id: job.id, state: finished)
                 } else {
@@ -64,6 +104,64 @@ struct JobConsumer: Sendable {
             logger.error("job could not be planned, requeueing", metadata: ["error": "\(error)"])
             try? await Task.sleep(for: .seconds(1))
             try? await consumer.nack(delivery, requeue: true)
+        }
+    }
+
+    /// Delivers a group of small jobs: starts the new ones in one statement, sends them all, completes them in one
+    /// transaction, then acknowledges each. Ids that exist already take the one-by-one path, after the group.
+    private func deliver(_ group: [SmallJobQueue.Item], consumer: AMQPConsumer) async {
+        let started: Set<String>
+        do {
+            started = try await store.startSmallJobs(
+                group.map {
+                    SmallJobStart(id: $0.job.id, app: $0.job.app, spec: $0.spec, publishedAt: $0.publishedAt, tokenCount: $0.tokens.count)
+                }
+            )
+        } catch {
+            // Whatever went wrong, one by one each job fails (and is handed back) alone.
+            logger.warning("a group of small jobs could not be started, taking them one by one", metadata: ["error": "\(error)"])
+            started = []
+        }
+        // A started id is delivered here once; a second message with the same id waits for the one-by-one path.
+        var fast: [SmallJobQueue.Item] = []
+        var rest: [SmallJobQueue.Item] = []
+        var taken = Set<String>()
+        for item in group {
+            if started.contains(item.job.id) && taken.insert(item.job.id).inserted {
+                fast.append(item)
+            } else {
+                rest.append(item)
+            }
+        }
+        do {
+            if !fast.isEmpty {
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                let outcomes = try await deliverer.deliverSmallJobs(
+                    fast.map { .init(job: $0.job, tokens: $0.tokens, publishedAt: $0.publishedAt ?? now) }
+                )
+                for item in fast {
+                    try? await consumer.ack(item.delivery)
+                    if case .completed(let finished?) = outcomes[item.job.id] {
+                        configuration.onJobHandled?(.finished(id: item.job.id, state: finished))
+                    }
+                }
+            }
+        } catch {
+            // Nothing of the group is acknowledged: it comes back redelivered, and what was started resumes.
+            logger.error("a group of small jobs could not be delivered, requeueing", metadata: ["jobs": "\(group.count)", "error": "\(error)"])
+            try? await Task.sleep(for: .seconds(1))
+            for item in group { try? await consumer.nack(item.delivery, requeue: true) }
+            return
+        }
+        // Duplicates, ids the API enqueued and redeliveries: the one-by-one path knows about each.
+        await withDiscardingTaskGroup { tasks in
+            for item in rest {
+                tasks.addTask {
+                    var logger = self.logger
+                    logger[metadataKey: "job"] = "\(item.job.id)"
+                    await process(item, consumer: consumer, logger: logger)
+                }
+            }
         }
     }
 

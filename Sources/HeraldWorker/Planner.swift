@@ -20,7 +20,15 @@ struct Planner: Sendable {
     let logger: Logger
 
     /// Plans the job from `cursor`; returns the job's final state if it finished while planning.
-    func plan(_ job: PreparedJob, cursor: String?, nextSeq: Int, planned: Bool) async throws -> JobState? {
+    ///
+    /// `redelivered`: the broker handed this message out before and it was not acknowledged (a worker died or gave
+    /// it back). A job that fits in one batch was being delivered by that worker itself, not through the batches
+    /// queue, so its batch is delivered again here unless it is done.
+    func plan(_ job: PreparedJob, cursor: String?, nextSeq: Int, planned: Bool, redelivered: Bool) async throws -> JobState? {
+        if planned, redelivered, case .tokens(let tokens) = job.audience, tokens.count <= configuration.batchSize, nextSeq == 1 {
+            let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
+            if case .completed(let finished?) = try await deliverer.deliver(batch) { return finished }
+        }
         if !planned {
             switch job.audience {
             case .tokens(let tokens):
@@ -36,7 +44,9 @@ struct Planner: Sendable {
                 try await planAudience(job, cursor: cursor, nextSeq: nextSeq)
             }
         }
-        return try await store.finishPlanning(job: job.id)
+        let finished = try await store.finishPlanning(job: job.id)
+        if let finished { metrics.jobFinished(state: finished.rawValue) }
+        return finished
     }
 
     private func planTokens(_ job: PreparedJob, tokens: [DeviceToken], from start: Int, nextSeq: Int) async throws {

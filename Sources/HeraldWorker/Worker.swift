@@ -130,9 +130,10 @@ struct PlannerService: Service {
                 metrics: shared.metrics, logger: shared.logger
             )
             let jobs = JobConsumer(
-                configuration: configuration, store: shared.store, planner: planner,
+                configuration: configuration, store: shared.store, planner: planner, deliverer: deliverer,
                 parking: Parking(publisher: publisher, topology: configuration.topology), metrics: shared.metrics,
-                logger: shared.logger
+                logger: shared.logger,
+                smallJobs: SmallJobQueue(maximumRunners: 4, maximumGroup: max(1, Int(configuration.prefetch) / 4))
             )
             shared.state.started()
             defer { shared.state.stopped() }

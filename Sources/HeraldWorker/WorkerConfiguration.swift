@@ -17,7 +17,7 @@ public struct WorkerConfiguration: Sendable {
     public var topology: Topology = .init()
     /// Job messages one worker plans at once (AMQP prefetch on the jobs queue). Small jobs are delivered by the
     /// planner itself and mostly wait on round trips, so many are in hand at once.
-    public var prefetch: UInt16 = 32
+    public var prefetch: UInt16 = 256
     /// Batches one worker delivers at once (AMQP prefetch on the batches queue).
     public var batchPrefetch: UInt16 = 4
     /// Devices per batch: the unit that workers share, that is retried, and that a crash can duplicate.

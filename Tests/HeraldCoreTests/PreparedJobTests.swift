@@ -54,6 +54,21 @@ import Testing
         }
     }
 
+    @Test func aNULCharacterIsRejectedButAnEscapedBackslashBeforeU0000IsText() throws {
+        // PostgreSQL can store neither: such a job would fail to be recorded on every redelivery.
+        #expect {
+            _ = try Self.decode(#"{"id":"a\u0000b","app":"a","target":{"all":true},"notification":{"aps":{}}}"#)
+        } throws: { error in
+            (error as? JobError)?.description.contains("U+0000") == true
+        }
+        #expect(throws: JobError.self) {
+            _ = try Self.decode(#"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"x\\\u0000"}}}"#)
+        }
+        // `\\u0000` is a backslash and the text u0000.
+        let job = try Self.decode(#"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"C:\\u0000"}}}"#)
+        #expect(String(decoding: job.template.payload, as: UTF8.self).contains(#"C:\\u0000"#))
+    }
+
     @Test func payloadOverTheLimitIsRejectedBeforeSending() {
         let big = String(repeating: "x", count: 4100)
         #expect(throws: JobError.self) {

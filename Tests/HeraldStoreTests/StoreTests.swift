@@ -109,6 +109,85 @@ import Testing
         }
     }
 
+    @Test func smallJobsStartInOneStatementOnlyWhenNewOrEnqueuedAndUntouched() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
+            func start(_ id: String) -> SmallJobStart {
+                SmallJobStart(id: id, app: "a", spec: spec, publishedAt: 1_700_000_000_000, tokenCount: 1)
+            }
+            #expect(try await store.startJob(id: "running", app: "a", targetKind: "tokens") == nil)
+            let enqueued = try PreparedJob.decode(Array(#"{"id":"enqueued","app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#.utf8)) { "" }
+            #expect(try await store.enqueue(enqueued, spec: spec) == .created(.queued))
+
+            // New ids and the one the API enqueued start; the running one does not; a repeated id starts once.
+            let started = try await store.startSmallJobs([start("new-1"), start("running"), start("enqueued"), start("new-2"), start("new-1")])
+            #expect(started == ["new-1", "new-2", "enqueued"])
+            #expect(try await store.job(id: "new-1")?.state == .running)
+            #expect(try await store.job(id: "enqueued")?.state == .running)
+            // Each has its one batch pending, so that it is delivered once: a second start takes none of them.
+            guard case .deliver(_, let publishedAt, nil) = try await store.beginBatch(BatchKey(job: "new-2", seq: 0, attempt: 1)) else {
+                Issue.record("the started job's batch is not pending")
+                return
+            }
+            #expect(publishedAt == 1_700_000_000_000)
+            #expect(try await store.startSmallJobs([start("new-1"), start("new-2")]).isEmpty)
+        }
+    }
+
+    @Test func manyBatchesCompleteInOneTransactionClaimingOnlyPendingOnesAndFinishingTheirJobs() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
+            let ids = ["j1", "j2", "j3", "j4"]
+            _ = try await store.startSmallJobs(ids.map { SmallJobStart(id: $0, app: "a", spec: spec, publishedAt: nil, tokenCount: 1) })
+            _ = try await store.importDevices([DeviceRecord(token: Self.token(1))], app: "a")
+
+            func completion(_ job: String, retry: Bool = false, _ adjust: (inout WriteBack) -> Void = { _ in }) -> BatchCompletion {
+                var writeBack = WriteBack(jobID: job, app: "a")
+                writeBack.targeted = 1
+                writeBack.sent = 1
+                adjust(&writeBack)
+                return BatchCompletion(
+                    key: BatchKey(job: job, seq: 0, attempt: 1), writeBack: writeBack,
+                    retry: retry ? BatchKey(job: job, seq: 0, attempt: 2) : nil
+                )
+            }
+            // j1 and j2 only counts; j3 a dead token (the full write-back); j4 a transient failure sent to retry.
+            let first = try await store.complete([
+                completion("j1"),
+                completion("j2") { $0.rejectedTokens = 2; $0.targeted = 3 },
+                completion("j3") { writeBack in
+                    writeBack.sent = 0
+                    writeBack.prunes = [.init(token: Self.token(1), reason: "BadDeviceToken", apnsTimestamp: nil)]
+                },
+                completion("j4", retry: true) { writeBack in
+                    writeBack.sent = 0
+                    writeBack.retried = 1
+                },
+            ])
+            #expect(Set(first.pruned.keys.map(\.job)) == Set(ids))
+            #expect(first.pruned[BatchKey(job: "j3", seq: 0, attempt: 1)] == 1)
+            #expect(first.finished == ["j1": .done, "j2": .done, "j3": .done])
+            #expect(try await store.job(id: "j2")?.counters == JobCounters(targeted: 3, sent: 1, failed: 2))
+            #expect(try await store.job(id: "j3")?.counters == JobCounters(targeted: 1, pruned: 1))
+            #expect(try await store.job(id: "j4")?.state == .running)  // its retry batch is pending
+
+            // A second completion of the same batches writes nothing; the retry batch finishes j4.
+            let again = try await store.complete([completion("j1"), completion("j4")])
+            #expect(again.pruned.isEmpty && again.finished.isEmpty)
+            #expect(try await store.job(id: "j1")?.counters.sent == 1)
+            let retried = try await store.complete([
+                BatchCompletion(key: BatchKey(job: "j4", seq: 0, attempt: 2), writeBack: { var w = WriteBack(jobID: "j4", app: "a"); w.sent = 1; return w }(), retry: nil)
+            ])
+            #expect(retried.finished == ["j4": .done])
+            #expect(try await store.job(id: "j4")?.counters == JobCounters(targeted: 1, sent: 1, retried: 1))
+
+            // Purging finished jobs takes their batches with them.
+            #expect(try await store.purgeFinishedJobs(olderThanSeconds: -60) == 4)
+            let rows = try await store.client.query("SELECT count(*)::bigint FROM batches", logger: .init(label: "t"))
+            for try await count in rows.decode(Int64.self) { #expect(count == 0) }
+        }
+    }
+
     @Test func databaseURLsParseAndNeverShowThePassword() throws {
         let configuration = try DatabaseConfiguration(url: "postgres://user:s%40cret@db.example:6543/herald?sslmode=require")
         #expect(configuration.host == "db.example")

@@ -1,0 +1,111 @@
+import APNSCore
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldTestSupport
+import HeraldWorker
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Small jobs (a few explicit tokens each) are started, sent and completed in groups: the same outcomes as one by one
+/// — each device notified once per job, dead tokens pruned, duplicates sent once — and a worker killed in the middle
+/// of a group loses nothing.
+@Suite(.timeLimit(.minutes(5))) struct SmallJobTests {
+    static func job(_ id: String, tokens: [String]) -> Job {
+        Job(id: id, app: WorkerHarness.app, target: .tokens(tokens), notification: JobNotification(aps: ["alert": "hi"], custom: ["job": .string(id)]))
+    }
+
+    @Test func aBurstOfSmallJobsReachesEveryDeviceOncePrunesTheDeadAndSendsDuplicatesOnce() async throws {
+        try await WorkerHarness.with(simulator: { $0.deadTokenPrefixes = ["dead"] }) { harness in
+            let live = try await harness.importDevices(count: 300)
+            let dead = try await harness.importDevices(count: 20, prefix: "dead")
+            // Published before any worker runs, so that the worker takes them in as one burst.
+            var ids: [String] = []
+            for (i, device) in live.enumerated() {
+                ids.append("small-\(i)")
+                try await harness.publish(Self.job("small-\(i)", tokens: [device.token.hex]))
+            }
+            for (i, device) in dead.enumerated() {
+                ids.append("dead-\(i)")
+                try await harness.publish(Self.job("dead-\(i)", tokens: [device.token.hex]))
+            }
+            ids.append("mixed")
+            try await harness.publish(Self.job("mixed", tokens: [live[0].token.hex, "not-a-token"]))
+            try await harness.publish(Self.job("small-1", tokens: [live[1].token.hex]))  // the same id again
+
+            let worker = try harness.startWorker()
+            let expected = Set(ids)
+            _ = await harness.events.wait { events in
+                let finished = Set(events.compactMap { event -> String? in
+                    if case .finished(let id, .done) = event { return id }
+                    return nil
+                })
+                return finished.isSuperset(of: expected)
+            }
+            try await worker.stop()
+
+            for (i, device) in live.enumerated() {
+                #expect(harness.received(job: "small-\(i)") == [device.token.hex])
+            }
+            #expect(try await harness.store.job(id: "small-1")?.counters == JobCounters(targeted: 1, sent: 1))
+            #expect(try await harness.store.job(id: "mixed")?.counters == JobCounters(targeted: 2, sent: 1, failed: 1))
+            #expect(try await harness.store.job(id: "dead-3")?.counters == JobCounters(targeted: 1, pruned: 1))
+            let pruned = try await harness.store.deadTokens(app: WorkerHarness.app)
+            #expect(Set(pruned.map(\.token)) == Set(dead.map(\.token)))
+            #expect(Set(pruned.compactMap(\.jobID)) == Set((0..<20).map { "dead-\($0)" }))
+        }
+    }
+
+    @Test func aWorkerKilledInTheMiddleOfAGroupLosesNoJob() async throws {
+        try await WorkerHarness.with(simulator: { $0.responseDelay = .milliseconds(3) }) { harness in
+            let devices = try await harness.importDevices(count: 600)
+            let appsFile = harness.appsDirectory + "/apps.json"
+            try JSONEncoder().encode(harness.apps).write(to: URL(fileURLWithPath: appsFile))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CrashTests.heraldExecutable)
+            process.arguments = [
+                "worker", "--apps-file", appsFile, "--queue-prefix", harness.topology.prefix, "--metrics-port", "0",
+                "--log-level", "warning",
+            ]
+            var environment = ProcessInfo.processInfo.environment
+            environment["HERALD_AMQP_URL"] = TestServices.amqpURL
+            environment["HERALD_DATABASE_URL"] = harness.database.url
+            process.environment = environment
+            try process.run()
+
+            let ids = devices.indices.map { "killed-\($0)" }
+            for (id, device) in zip(ids, devices) { try await harness.publish(Self.job(id, tokens: [device.token.hex])) }
+            await harness.simulator.waitForRecords(count: 100)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal)
+
+            // What the killed worker had not finished — never started, or started with its batch still pending —
+            // the survivor finishes, from the redelivered messages alone.
+            var unfinished = Set<String>()
+            for id in ids where try await harness.store.job(id: id)?.state != .done { unfinished.insert(id) }
+            let survivor = try harness.startWorker()
+            let awaited = unfinished
+            _ = await harness.events.wait { events in
+                let finished = Set(events.compactMap { event -> String? in
+                    if case .finished(let id, .done) = event { return id }
+                    return nil
+                })
+                return finished.isSuperset(of: awaited)
+            }
+            try await survivor.stop()
+
+            var duplicates = 0
+            for (id, device) in zip(ids, devices) {
+                let received = harness.received(job: id)
+                #expect(received.first == device.token.hex)  // nothing lost
+                duplicates += max(0, received.count - 1)
+                #expect(try await harness.store.job(id: id)?.state == .done)
+            }
+            #expect(duplicates <= 256)  // at most the jobs the killed worker had in hand (its prefetch)
+        }
+    }
+}
