@@ -223,38 +223,27 @@ extension Store {
         }
     }
 
-    /// Adds each job's counts and, in the same row update, finishes it if it is running, fully planned and has no
-    /// pending batch left. Returns the jobs finished.
+    /// Adds each job's counts, then finishes those that are running, fully planned and have no pending batch left.
+    /// Returns the jobs finished.
     ///
-    /// Called after the caller claimed a pending batch of each job in this transaction: a job that had a pending
-    /// batch cannot have been done before, so every job that is done now was finished by this statement.
+    /// Two statements on purpose: the first locks the job rows, so that the second reads the pending batches with
+    /// a snapshot taken after every other completion of the same jobs has committed. (In one statement the pending
+    /// batches would be read before waiting for the lock, and two workers completing a job's last two batches at
+    /// once would each see the other's as pending: the job would never finish.)
     private static func addCountsAndFinish(_ sums: [WriteBack], on connection: PostgresConnection, logger: Logger) async throws -> [String: JobState] {
         let ids = sums.map(\.jobID)
-        let rows = try await connection.query(
+        try await connection.query(
             """
-            WITH still_pending AS (
-                -- read once through the index for all the jobs, not once per job (an anti-join the planner may
-                -- turn into a scan of every pending batch per job)
-                SELECT DISTINCT job_id FROM batches WHERE job_id = ANY(\(ids)) AND state = 'pending')
             UPDATE jobs j SET targeted = j.targeted + i.targeted, sent = j.sent + i.sent,
-                failed = j.failed + i.failed, expired = j.expired + i.expired, retried = j.retried + i.retried,
-                state = CASE WHEN j.state = 'running' AND j.planned AND j.id NOT IN (SELECT job_id FROM still_pending)
-                             THEN 'done' ELSE j.state END,
-                finished_at = CASE WHEN j.state = 'running' AND j.planned AND j.id NOT IN (SELECT job_id FROM still_pending)
-                                   THEN now() ELSE j.finished_at END
+                failed = j.failed + i.failed, expired = j.expired + i.expired, retried = j.retried + i.retried
             FROM unnest(\(ids)::text[], \(sums.map(\.targeted))::bigint[], \(sums.map(\.sent))::bigint[],
                         \(sums.map(\.rejectedTokens))::bigint[], \(sums.map(\.expired))::bigint[], \(sums.map(\.retried))::bigint[])
                 AS i(id, targeted, sent, failed, expired, retried)
             WHERE j.id = i.id
-            RETURNING j.id, j.state
             """,
             logger: logger
         )
-        var finished: [String: JobState] = [:]
-        for try await (id, state) in rows.decode((String, String).self) where state == JobState.done.rawValue {
-            finished[id] = .done
-        }
-        return finished
+        return try await finishIfComplete(jobs: ids, on: connection, logger: logger)
     }
 
     /// Records how far planning got: the batch exists, and the cursor moves past it. Returns false if the job is no

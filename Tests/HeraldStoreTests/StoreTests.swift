@@ -188,6 +188,32 @@ import Testing
         }
     }
 
+    @Test func aJobWhoseLastBatchesCompleteAtOnceFinishes() async throws {
+        // Two workers completing a job's last two batches at the same moment: whichever commits second must see
+        // the other's batch done. Repeated, because the interleaving is up to the scheduler.
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            for round in 0..<40 {
+                let job = "race-\(round)"
+                #expect(try await store.startJob(id: job, app: "a", targetKind: "all") == nil)
+                let keys = [BatchKey(job: job, seq: 0, attempt: 1), BatchKey(job: job, seq: 1, attempt: 1)]
+                for key in keys { _ = try await store.beginBatch(key) }
+                #expect(try await store.finishPlanning(job: job) == nil)
+                let finished = try await withThrowingTaskGroup(of: JobState?.self) { group in
+                    for key in keys {
+                        group.addTask {
+                            var writeBack = WriteBack(jobID: job, app: "a")
+                            writeBack.sent = 1
+                            return try await store.complete(key, with: writeBack, retry: nil)?.jobFinished
+                        }
+                    }
+                    return try await group.reduce(into: [JobState]()) { if let state = $1 { $0.append(state) } }
+                }
+                #expect(finished == [.done], "round \(round)")
+                #expect(try await store.job(id: job)?.state == .done, "round \(round)")
+            }
+        }
+    }
+
     @Test func databaseURLsParseAndNeverShowThePassword() throws {
         let configuration = try DatabaseConfiguration(url: "postgres://user:s%40cret@db.example:6543/herald?sslmode=require")
         #expect(configuration.host == "db.example")
