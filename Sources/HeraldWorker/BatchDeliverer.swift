@@ -86,7 +86,9 @@ struct BatchDeliverer: Sendable {
         let requests = makeRequests(for: devices, job: job, bundleID: app.topic, badges: badges)
         let results = try await send(requests, job: job, client: client, throttle: throttle, publishedAt: publishedAt)
 
-        let (retryKey, jobFailure) = try await settle(results, batch: batch, into: &writeBack)
+        var tally: [Tally: Int] = [:]
+        let (retryKey, jobFailure) = try await settle(results, batch: batch, into: &writeBack, tally: &tally)
+        record(tally)
         if let jobFailure {
             _ = try await finish(batch, writeBack: writeBack, retry: nil)
             let stopped = try await stopJob(job, reason: "APNs rejected the job: \(jobFailure)", batch: nil)
@@ -96,15 +98,15 @@ struct BatchDeliverer: Sendable {
     }
 
     /// Turns a batch's send results into its write-back, sends the transient failures to the next retry queue (or
-    /// parks them), and counts the outcomes. Returns the retry batch's key, and the reason if APNs rejected the job
+    /// parks them), and adds the outcomes to `tally`. Returns the retry batch's key, and the reason if APNs rejected the job
     /// as a whole (then nothing is retried).
     private func settle(
         _ results: [(DeviceToken, Disposition, Int)],
         batch: BatchMessage,
-        into writeBack: inout WriteBack
+        into writeBack: inout WriteBack,
+        tally: inout [Tally: Int]
     ) async throws -> (retry: BatchKey?, jobFailure: APNSReason?) {
         var transient: [(DeviceToken, String)] = []
-        var tally: [Tally: Int] = [:]
         var jobFailure: APNSReason? = nil
         for (token, decided, retries) in results {
             writeBack.retried += retries
@@ -125,9 +127,7 @@ struct BatchDeliverer: Sendable {
                 tally[Tally(outcome: "failed", reason: reason == StopFlag.stopped ? "job_stopped" : reason.rawValue), default: 0] += 1
             }
         }
-        // Counted once per batch and (outcome, reason), not per notification: each record looks a counter up.
-        for (key, count) in tally { metrics.record(outcome: key.outcome, reason: key.reason, count: count) }
-        if writeBack.sent > 0 { metrics.record(outcome: "sent", reason: "", count: writeBack.sent) }
+        if writeBack.sent > 0 { tally[Tally(outcome: "sent", reason: ""), default: 0] += writeBack.sent }
 
         if !transient.isEmpty && jobFailure == nil {
             return (try await retryOrPark(transient, batch: batch, into: &writeBack), nil)
@@ -157,6 +157,7 @@ struct BatchDeliverer: Sendable {
         var outcomes: [String: Outcome] = [:]
         var sendable: [(SmallJob, APNSClient, [APNSRequest])] = []
         var completions: [BatchCompletion] = []
+        var tally: [Tally: Int] = [:]
         let now = Int64(Date().timeIntervalSince1970)
         for small in jobs {
             let job = small.job
@@ -169,7 +170,7 @@ struct BatchDeliverer: Sendable {
             if let expiration = job.template.expiration, expiration != 0, expiration < now {
                 var writeBack = Self.firstWriteBack(of: job, devices: small.tokens.count)
                 writeBack.expired = small.tokens.count
-                metrics.record(outcome: "expired", reason: "", count: small.tokens.count)
+                tally[Tally(outcome: "expired", reason: ""), default: 0] += small.tokens.count
                 completions.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: nil))
                 continue
             }
@@ -198,11 +199,12 @@ struct BatchDeliverer: Sendable {
         for ((small, _, _), result) in zip(sendable, results) {
             let batch = BatchMessage(job: small.job.id, seq: 0, attempt: 1, tokens: small.tokens.map(\.hex))
             var writeBack = Self.firstWriteBack(of: small.job, devices: small.tokens.count)
-            let (retry, jobFailure) = try await settle(result, batch: batch, into: &writeBack)
+            let (retry, jobFailure) = try await settle(result, batch: batch, into: &writeBack, tally: &tally)
             if let jobFailure { stopped.append((small.job, jobFailure)) }
             completions.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: retry))
         }
 
+        record(tally)
         let completed = try await store.complete(completions)
         for completion in completions {
             guard completed.pruned[completion.key] != nil else {
@@ -220,6 +222,12 @@ struct BatchDeliverer: Sendable {
             outcomes[job.id] = .completed(jobFinished: stop ? .failed : nil)
         }
         return outcomes
+    }
+
+    /// Counts outcomes once per (outcome, reason) for a whole batch or group, not per notification: each record
+    /// looks a counter up.
+    private func record(_ tally: [Tally: Int]) {
+        for (key, count) in tally { metrics.record(outcome: key.outcome, reason: key.reason, count: count) }
     }
 
     /// The write-back of a job's first batch: its devices, and the listed entries that were not tokens (each failed
