@@ -31,7 +31,7 @@ struct NotificationRoutes: Sendable {
         let app = try context.parameters.decoded("app")
         try context.requireApp(app)
         let bytes = try await request.collectBody(limit: api.configuration.maximumBodySize)
-        guard var object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(bytes)) else {
+        guard case .object(var object)? = try? JSONValue(json: bytes) else {
             throw APIError.badRequest("malformed_json", "the request body is not a JSON object")
         }
         if let named = object["app"], named != .string(app) {
@@ -52,7 +52,7 @@ struct NotificationRoutes: Sendable {
         }
 
         let prepared: PreparedJob
-        let body = Array(try JSONEncoder().encode(object))
+        let body = try JSONValue.object(object).jsonBytes()
         do {
             prepared = try PreparedJob.decode(body) { UUID().uuidString.lowercased() }
         } catch {

@@ -54,55 +54,6 @@ public enum Target: Sendable, Hashable, Codable {
         case tokens, users, topic, all, locales
     }
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        if let locales = try container.decodeIfPresent([String].self, forKey: .locales) {
-            let base = try Target(decodingBaseFrom: container)
-            guard !locales.isEmpty else {
-                throw DecodingError.dataCorruptedError(forKey: .locales, in: container, debugDescription: "locales is empty")
-            }
-            switch base {
-            case .topic, .all: self = .filtered(base, locales: locales)
-            default:
-                throw DecodingError.dataCorruptedError(
-                    forKey: .locales,
-                    in: container,
-                    debugDescription: "locales narrows only topic and all targets"
-                )
-            }
-            return
-        }
-        self = try Target(decodingBaseFrom: container)
-    }
-
-    private init(decodingBaseFrom container: KeyedDecodingContainer<CodingKeys>) throws {
-        let present = container.allKeys.filter { $0 != .locales }
-        guard present.count == 1, let key = present.first else {
-            throw DecodingError.dataCorrupted(
-                .init(
-                    codingPath: container.codingPath,
-                    debugDescription: "target must have exactly one of tokens, users, topic, all"
-                )
-            )
-        }
-        switch key {
-        case .tokens: self = .tokens(try container.decode([String].self, forKey: .tokens))
-        case .users: self = .users(try container.decode([String].self, forKey: .users))
-        case .topic: self = .topic(try container.decode(String.self, forKey: .topic))
-        case .all:
-            guard try container.decode(Bool.self, forKey: .all) else {
-                throw DecodingError.dataCorruptedError(
-                    forKey: .all,
-                    in: container,
-                    debugDescription: "target.all must be true"
-                )
-            }
-            self = .all
-        case .locales:
-            preconditionFailure("locales is filtered out above")
-        }
-    }
-
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch self {

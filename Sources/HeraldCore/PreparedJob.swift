@@ -89,9 +89,7 @@ public struct NotificationTemplate: Sendable, Hashable {
     static func encode(aps: [String: JSONValue], custom: [String: JSONValue]) throws -> [UInt8] {
         var body = custom
         body["aps"] = .object(aps)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(body))
+        return try PayloadValue.object(body).jsonBytes()
     }
 
     /// The request for one device to `topic`.
@@ -123,15 +121,13 @@ extension PreparedJob {
             // PostgreSQL stores neither text nor jsonb with U+0000: such a job could never be recorded.
             throw JobError(.malformed, "a string contains U+0000 (\\u0000), which is not allowed")
         }
-        let job: Job
+        let value: PayloadValue
         do {
-            job = try JSONDecoder().decode(Job.self, from: Data(body))
-        } catch let error as DecodingError {
-            throw JobError(.malformed, "not a job: \(Self.describe(error))")
+            value = try PayloadValue(json: body)
         } catch {
-            throw JobError(.malformed, "not a job: the body is not JSON")
+            throw JobError(.malformed, "not a job: the body is not JSON (\(error))")
         }
-        return try prepare(job, makeID: makeID)
+        return try prepare(try Job(json: value), makeID: makeID)
     }
 
     /// Validates a decoded job.
@@ -224,25 +220,6 @@ extension PreparedJob {
             index += 2  // the escaped character, whatever it is
         }
         return false
-    }
-
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let joined = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-            return joined.isEmpty ? "the message" : joined
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            let parent = path(context)
-            return "missing field \(parent == "the message" ? key.stringValue : parent + "." + key.stringValue)"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return "\(path(context)) has the wrong type"
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty && context.underlyingError != nil
-                ? "the body is not JSON" : "\(path(context)): \(context.debugDescription)"
-        @unknown default:
-            return "undecodable"
-        }
     }
 }
 

@@ -54,6 +54,10 @@ public struct DatabaseConfiguration: Sendable, CustomStringConvertible {
             tls: tls
         )
         configuration.options.maximumConnections = maximumConnections
+        // Herald's prepared statements (the small-job group statements) are planned for their arguments each time:
+        // a generic plan made while the jobs table was small scanned the whole table for every group as it grew.
+        // They are still parsed and analysed only once per connection.
+        configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_custom_plan")]
         return configuration
     }
 

@@ -61,43 +61,83 @@ public struct SmallJobStart: Sendable {
 
 extension Store {
     /// Starts many small jobs in one statement: each new id (or one the API enqueued and no worker has touched)
-    /// becomes a running job, fully planned, with its single batch (seq 0, attempt 1) pending — so that the batch's
-    /// completion finishes it. Returns the ids started; the others exist already and take the one-by-one path
-    /// (`register`), which knows about duplicates, schedules and resumption.
+    /// becomes a running job, fully planned, with one batch (seq 0) and no batch row: the job row is its batch's
+    /// record, and `completeSmallJobs` finishes it. Returns the ids started; the others exist already and take the
+    /// one-by-one path (`register`), which knows about duplicates, schedules and resumption.
+    ///
+    /// A started job whose worker died is redelivered; the one-by-one path then delivers its batch again (creating
+    /// the batch row), and `finishIfComplete` never finishes a job with batches but no batch row.
     public func startSmallJobs(_ jobs: [SmallJobStart]) async throws(StoreError) -> Set<String> {
         var seen = Set<String>()
         let unique = jobs.filter { seen.insert($0.id).inserted }
         guard !unique.isEmpty else { return [] }
+        let statement = StartSmallJobs(
+            ids: unique.map(\.id), apps: unique.map(\.app), specs: unique.map(\.spec),
+            publishedAt: unique.map { $0.publishedAt ?? -1 }, cursors: unique.map { String($0.tokenCount) }
+        )
         return try await run("starting small jobs") {
-            let rows = try await client.query(
-                """
-                WITH input AS (
-                    SELECT * FROM unnest(\(unique.map(\.id))::text[], \(unique.map(\.app))::text[],
-                                         \(unique.map(\.spec))::text[], \(unique.map { $0.publishedAt ?? -1 })::bigint[],
-                                         \(unique.map { String($0.tokenCount) })::text[])
-                        AS i(id, app, spec, published, cursor)),
-                started AS (
-                    INSERT INTO jobs AS j (id, app_id, state, target_kind, spec, published_at, started_at, planned, batches,
-                                           plan_cursor)
-                    SELECT id, app, 'running', 'tokens', spec::jsonb,
-                           CASE WHEN published < 0 THEN now() ELSE to_timestamp(published / 1000.0) END,
-                           now(), true, 1, cursor
-                    FROM input
-                    ON CONFLICT (id) DO UPDATE SET state = 'running', started_at = now(), planned = true, batches = 1,
-                        plan_cursor = EXCLUDED.plan_cursor
-                    WHERE j.state = 'queued' AND j.send_at IS NULL AND j.batches = 0 AND NOT j.planned
-                    RETURNING j.id),
-                batch AS (
-                    INSERT INTO batches (job_id, seq, attempt, state) SELECT id, 0, 1, 'pending' FROM started
-                    ON CONFLICT DO NOTHING)
-                SELECT id FROM started
-                """,
-                logger: logger
-            )
             var started = Set<String>()
-            for try await id in rows.decode(String.self) { started.insert(id) }
+            for try await id in try await client.execute(statement, logger: logger) { started.insert(id) }
             return started
         }
+    }
+
+    /// Completes small jobs started by `startSmallJobs`, in one statement for those with only counts to write: each
+    /// running job gets its counts and becomes done — or keeps the failed state `failJob` gave it, if its id is in
+    /// `stopped` (APNs rejected it as a whole; its counts are still written). A job that has a batch row meanwhile
+    /// (a redelivery took the one-by-one path) is left to that path. Completions with dead tokens, failures to
+    /// record or a retry batch (the exception) get their batch row and go through `complete(_:)`.
+    public func completeSmallJobs(_ completions: [BatchCompletion], stopped: Set<String> = []) async throws(StoreError) -> CompletedBatches {
+        var plain: [String: BatchCompletion] = [:]
+        var full: [BatchCompletion] = []
+        for completion in completions {
+            let writeBack = completion.writeBack
+            if writeBack.prunes.isEmpty && writeBack.failures.isEmpty && completion.retry == nil {
+                if plain[completion.key.job] == nil { plain[completion.key.job] = completion }
+            } else {
+                full.append(completion)
+            }
+        }
+        var result = CompletedBatches()
+        if !full.isEmpty {
+            let keys = full.map(\.key)
+            try await run("creating small jobs' batches") {
+                try await client.query(
+                    """
+                    INSERT INTO batches (job_id, seq, attempt, state)
+                    SELECT k.job_id, k.seq, k.attempt, 'pending'
+                    FROM unnest(\(keys.map(\.job))::text[], \(keys.map(\.seq))::integer[], \(keys.map(\.attempt))::integer[])
+                        AS k(job_id, seq, attempt)
+                    WHERE EXISTS (SELECT 1 FROM jobs j WHERE j.id = k.job_id AND j.state = 'running')
+                    ON CONFLICT DO NOTHING
+                    """,
+                    logger: logger
+                )
+            }
+            result = try await complete(full)
+        }
+        guard !plain.isEmpty else { return result }
+        // Sorted, so that concurrent completions lock job rows in the same order.
+        let items = plain.values.sorted { $0.key.job < $1.key.job }
+        let ids = items.map(\.key.job)
+        let sums = items.map(\.writeBack)
+        let statement = CompleteSmallJobs(
+            ids: ids, targeted: sums.map { Int64($0.targeted) }, sent: sums.map { Int64($0.sent) },
+            failed: sums.map { Int64($0.rejectedTokens) }, expired: sums.map { Int64($0.expired) },
+            retried: sums.map { Int64($0.retried) }, stopped: Array(stopped)
+        )
+        let finished = try await run("completing small jobs") {
+            var finished: [String: JobState] = [:]
+            for try await (id, state) in try await client.execute(statement, logger: logger) {
+                finished[id] = JobState(rawValue: state) ?? .done
+            }
+            return finished
+        }
+        for item in items where finished[item.key.job] != nil {
+            result.pruned[item.key] = 0
+            result.finished[item.key.job] = finished[item.key.job]
+        }
+        return result
     }
 
     /// Records that a batch exists and says whether to deliver it. Idempotent: the planner and the deliverer may
@@ -309,10 +349,14 @@ extension Store {
             WITH still_pending AS (
                 -- read once through the index for all the jobs, not once per job (an anti-join the planner may
                 -- turn into a scan of every pending batch per job)
-                SELECT DISTINCT job_id FROM batches WHERE job_id = ANY(\(jobs)) AND state = 'pending')
+                SELECT DISTINCT job_id FROM batches WHERE job_id = ANY(\(jobs)) AND state = 'pending'),
+            with_batch_rows AS (
+                SELECT u.id FROM unnest(\(jobs)::text[]) AS u(id) WHERE EXISTS (SELECT 1 FROM batches b WHERE b.job_id = u.id))
             UPDATE jobs j SET state = 'done', finished_at = now()
             WHERE j.id = ANY(\(jobs)) AND j.state = 'running' AND j.planned
               AND j.id NOT IN (SELECT job_id FROM still_pending)
+              -- a small job started in a group has a batch but no batch row: only its own completion finishes it
+              AND (j.batches = 0 OR j.id IN (SELECT id FROM with_batch_rows))
             RETURNING j.id, j.state
             """,
             logger: logger
@@ -360,4 +404,86 @@ extension Store {
             return badges
         }
     }
+}
+
+// The two statements of every group of small jobs, prepared once per connection: parsing and planning them anew
+// each time was about a third of the database's time per group.
+
+/// `Store.startSmallJobs`: inserts the new ids as running jobs (or starts one the API enqueued); returns those started.
+private struct StartSmallJobs: PostgresPreparedStatement {
+    static let name = "herald_start_small_jobs_v1"
+    static let sql = """
+        INSERT INTO jobs AS j (id, app_id, state, target_kind, spec, published_at, started_at, planned, batches, plan_cursor)
+        SELECT i.id, i.app, 'running', 'tokens', i.spec::jsonb,
+               CASE WHEN i.published < 0 THEN now() ELSE to_timestamp(i.published / 1000.0) END, now(), true, 1, i.cursor
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[]) AS i(id, app, spec, published, cursor)
+        ON CONFLICT (id) DO UPDATE SET state = 'running', started_at = now(), planned = true, batches = 1,
+            plan_cursor = EXCLUDED.plan_cursor
+        WHERE j.state = 'queued' AND j.send_at IS NULL AND j.batches = 0 AND NOT j.planned
+        RETURNING j.id
+        """
+    typealias Row = String
+
+    var ids: [String]
+    var apps: [String]
+    var specs: [String]
+    var publishedAt: [Int64]
+    var cursors: [String]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 5)
+        bindings.append(ids)
+        bindings.append(apps)
+        bindings.append(specs)
+        bindings.append(publishedAt)
+        bindings.append(cursors)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(String.self) }
+}
+
+/// `Store.completeSmallJobs`: adds each job's counts and marks the running ones done (the stopped ones stay failed),
+/// unless the job has batch rows (a redelivery took the one-by-one path). Returns the jobs it completed.
+private struct CompleteSmallJobs: PostgresPreparedStatement {
+    static let name = "herald_complete_small_jobs_v1"
+    static let sql = """
+        WITH with_batch_rows AS (
+            -- once for the statement (an anti-join per job may scan the whole batches table for each)
+            SELECT u.id FROM unnest($1::text[]) AS u(id) WHERE EXISTS (SELECT 1 FROM batches b WHERE b.job_id = u.id))
+        UPDATE jobs j SET state = CASE WHEN j.state = 'running' THEN 'done' ELSE j.state END,
+            finished_at = CASE WHEN j.state = 'running' THEN now() ELSE j.finished_at END,
+            targeted = j.targeted + i.targeted, sent = j.sent + i.sent, failed = j.failed + i.failed,
+            expired = j.expired + i.expired, retried = j.retried + i.retried
+        FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
+            AS i(id, targeted, sent, failed, expired, retried)
+        WHERE j.id = ANY($1::text[]) -- an index condition, whatever the planner thinks of unnest
+          AND j.id = i.id
+          AND (j.state = 'running' OR (j.state = 'failed' AND j.id = ANY($7::text[])))
+          AND j.id NOT IN (SELECT id FROM with_batch_rows)
+        RETURNING j.id, j.state
+        """
+    typealias Row = (String, String)
+
+    var ids: [String]
+    var targeted: [Int64]
+    var sent: [Int64]
+    var failed: [Int64]
+    var expired: [Int64]
+    var retried: [Int64]
+    var stopped: [String]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 7)
+        bindings.append(ids)
+        bindings.append(targeted)
+        bindings.append(sent)
+        bindings.append(failed)
+        bindings.append(expired)
+        bindings.append(retried)
+        bindings.append(stopped)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode((String, String).self) }
 }

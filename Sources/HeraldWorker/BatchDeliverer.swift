@@ -90,8 +90,9 @@ struct BatchDeliverer: Sendable {
         let (retryKey, jobFailure) = try await settle(results, batch: batch, into: &writeBack, tally: &tally)
         record(tally)
         if let jobFailure {
-            _ = try await finish(batch, writeBack: writeBack, retry: nil)
+            // Failed first, so that completing its last batch cannot mark the job done.
             let stopped = try await stopJob(job, reason: "APNs rejected the job: \(jobFailure)", batch: nil)
+            _ = try await finish(batch, writeBack: writeBack, retry: nil)
             return stopped ? .completed(jobFinished: .failed) : .completed(jobFinished: nil)
         }
         return try await finish(batch, writeBack: writeBack, retry: retryKey)
@@ -149,8 +150,8 @@ struct BatchDeliverer: Sendable {
     }
 
     /// Delivers many small jobs at once — every notification of the group in flight together (bounded by
-    /// `sendConcurrency`) — and completes all their batches in one transaction. Jobs APNs rejects as a whole are
-    /// stopped after that, one by one. Returns each job's outcome.
+    /// `sendConcurrency`) — and completes them all in one statement (`Store.completeSmallJobs`). Jobs APNs rejects
+    /// as a whole are failed and parked first, one by one. Returns each job's outcome.
     ///
     /// Only for jobs whose payload is the same for every device and that have no throttle (the caller checks).
     func deliverSmallJobs(_ jobs: [SmallJob]) async throws -> [String: Outcome] {
@@ -200,12 +201,23 @@ struct BatchDeliverer: Sendable {
             let batch = BatchMessage(job: small.job.id, seq: 0, attempt: 1, tokens: small.tokens.map(\.hex))
             var writeBack = Self.firstWriteBack(of: small.job, devices: small.tokens.count)
             let (retry, jobFailure) = try await settle(result, batch: batch, into: &writeBack, tally: &tally)
-            if let jobFailure { stopped.append((small.job, jobFailure)) }
+            if let jobFailure {
+                stopped.append((small.job, jobFailure))
+                // The job's error names the reason; its devices count as failed without a record each.
+                writeBack.rejectedTokens += writeBack.failures.count
+                writeBack.failures = []
+            }
             completions.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: retry))
         }
 
         record(tally)
-        let completed = try await store.complete(completions)
+        // A job APNs rejected as a whole is failed (and parked once) first, so that its completion, which still
+        // writes its counts, does not mark it done.
+        var stoppedHere = Set<String>()
+        for (job, reason) in stopped where try await stopJob(job, reason: "APNs rejected the job: \(reason)", batch: nil) {
+            stoppedHere.insert(job.id)
+        }
+        let completed = try await store.completeSmallJobs(completions, stopped: Set(stopped.map(\.0.id)))
         for completion in completions {
             guard completed.pruned[completion.key] != nil else {
                 metrics.batchesDuplicate.increment()
@@ -217,9 +229,8 @@ struct BatchDeliverer: Sendable {
             if let finished { metrics.jobFinished(state: finished.rawValue) }
             outcomes[completion.key.job] = .completed(jobFinished: finished)
         }
-        for (job, reason) in stopped {
-            let stop = try await stopJob(job, reason: "APNs rejected the job: \(reason)", batch: nil)
-            outcomes[job.id] = .completed(jobFinished: stop ? .failed : nil)
+        for (job, _) in stopped {
+            outcomes[job.id] = .completed(jobFinished: stoppedHere.contains(job.id) ? .failed : nil)
         }
         return outcomes
     }
@@ -312,6 +323,10 @@ struct BatchDeliverer: Sendable {
         let policy = configuration.retryPolicy
         let metrics = self.metrics
         let chunk = throttle.map { max(1, min($0 / 10, configuration.sendConcurrency)) } ?? requests.count
+        if requests.count == 1 && throttle == nil {
+            // A single-device job: no task group for one request.
+            return [await Self.sendOne(requests[0], client: client, policy: policy, stop: stop, metrics: metrics, publishedAt: publishedAt)]
+        }
         var results: [(DeviceToken, Disposition, Int)] = []
         results.reserveCapacity(requests.count)
         var index = 0

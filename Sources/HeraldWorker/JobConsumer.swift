@@ -20,8 +20,12 @@ struct JobConsumer: Sendable {
 
     func handle(_ delivery: AMQPDelivery, consumer: AMQPConsumer) async {
         metrics.jobsReceived.increment()
-        var logger = self.logger
-        if let messageID = delivery.properties.messageID { logger[metadataKey: "message_id"] = "\(messageID.prefix(64))" }
+        // Metadata only for the paths that log: setting it costs a dictionary copy per message.
+        var logger: Logger {
+            var enriched = self.logger
+            if let messageID = delivery.properties.messageID { enriched[metadataKey: "message_id"] = "\(messageID.prefix(64))" }
+            return enriched
+        }
 
         let job: PreparedJob
         var idGiven = true
@@ -34,11 +38,15 @@ struct JobConsumer: Sendable {
             await park(delivery, jobID: nil, reason: error.description, consumer: consumer, logger: logger)
             return
         }
-        logger[metadataKey: "job"] = "\(job.id)"
+        var jobLogger: Logger {
+            var enriched = logger
+            enriched[metadataKey: "job"] = "\(job.id)"
+            return enriched
+        }
         guard configuration.apps.app(job.app) != nil else {
             let reason = "\(JobError.Code.unknownApp): app \(job.app.prefix(100)) is not in the apps file"
             try? await store.recordRejectedJob(id: job.id, app: String(job.app.prefix(200)), reason: reason)
-            await park(delivery, jobID: job.id, reason: reason, consumer: consumer, logger: logger)
+            await park(delivery, jobID: job.id, reason: reason, consumer: consumer, logger: jobLogger)
             return
         }
         let spec: String
@@ -51,7 +59,7 @@ struct JobConsumer: Sendable {
                 spec = String(decoding: try JSONEncoder().encode(job.spec), as: UTF8.self)
             }
         } catch {
-            await park(delivery, jobID: job.id, reason: "the job could not be encoded again", consumer: consumer, logger: logger)
+            await park(delivery, jobID: job.id, reason: "the job could not be encoded again", consumer: consumer, logger: jobLogger)
             return
         }
         let item = SmallJobQueue.Item(delivery: delivery, job: job, spec: spec)
@@ -63,7 +71,7 @@ struct JobConsumer: Sendable {
             }
             return
         }
-        await process(item, consumer: consumer, logger: logger)
+        await process(item, consumer: consumer, logger: jobLogger)
     }
 
     /// A job of explicit tokens that fits in one batch, with the same payload for every device, no throttle and no

@@ -59,6 +59,32 @@ import Glibc
         }
     }
 
+    @Test func smallJobsAPNsRejectsAsAWholeAreFailedWithTheReasonAndParkedOnceEach() async throws {
+        try await WorkerHarness.with(simulator: { $0.topics = ["com.someone.else"] }) { harness in
+            let devices = try await harness.importDevices(count: 30)
+            for (i, device) in devices.enumerated() {
+                try await harness.publish(Self.job("rejected-\(i)", tokens: [device.token.hex]))
+            }
+            let worker = try harness.startWorker()
+            let expected = Set((0..<devices.count).map { "rejected-\($0)" })
+            _ = await harness.events.wait { events in
+                let failed = Set(events.compactMap { event -> String? in
+                    if case .finished(let id, .failed) = event { return id }
+                    return nil
+                })
+                return failed.isSuperset(of: expected)
+            }
+            try await worker.stop()
+            for id in expected {
+                let status = try #require(try await harness.store.job(id: id))
+                #expect(status.state == .failed)
+                #expect(status.error?.contains("Topic") == true)
+                #expect(status.counters == JobCounters(targeted: 1, failed: 1))
+            }
+            #expect(try await harness.publisher.queueMessageCount(harness.topology.parked) == devices.count)
+        }
+    }
+
     @Test func aWorkerKilledInTheMiddleOfAGroupLosesNoJob() async throws {
         try await WorkerHarness.with(simulator: { $0.responseDelay = .milliseconds(3) }) { harness in
             let devices = try await harness.importDevices(count: 600)

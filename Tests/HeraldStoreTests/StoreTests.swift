@@ -134,6 +134,29 @@ import Testing
         }
     }
 
+    @Test func aSmallJobAPNsRejectedStaysFailedWithItsCountsAndOneARedeliveryTookOverIsLeftToIt() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
+            _ = try await store.startSmallJobs(["s1", "s2"].map { SmallJobStart(id: $0, app: "a", spec: spec, publishedAt: nil, tokenCount: 1) })
+            #expect(try await store.failJob(id: "s1", reason: "APNs rejected the job: BadTopic"))
+            // s2 was redelivered meanwhile: the one-by-one path created its batch row and owns its completion.
+            #expect(try await store.beginBatch(BatchKey(job: "s2", seq: 0, attempt: 1)) != .unknownJob)
+
+            func counts(_ job: String) -> BatchCompletion {
+                var writeBack = WriteBack(jobID: job, app: "a")
+                writeBack.targeted = 1
+                writeBack.rejectedTokens = 1
+                return BatchCompletion(key: BatchKey(job: job, seq: 0, attempt: 1), writeBack: writeBack, retry: nil)
+            }
+            let completed = try await store.completeSmallJobs([counts("s1"), counts("s2")], stopped: ["s1"])
+            #expect(completed.finished == ["s1": .failed])
+            #expect(try await store.job(id: "s1")?.state == .failed)
+            #expect(try await store.job(id: "s1")?.counters == JobCounters(targeted: 1, failed: 1))
+            #expect(try await store.job(id: "s2")?.state == .running)
+            #expect(try await store.job(id: "s2")?.counters == JobCounters())
+        }
+    }
+
     @Test func manyBatchesCompleteInOneTransactionClaimingOnlyPendingOnesAndFinishingTheirJobs() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
             let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
@@ -152,7 +175,12 @@ import Testing
                 )
             }
             // j1 and j2 only counts; j3 a dead token (the full write-back); j4 a transient failure sent to retry.
-            let first = try await store.complete([
+            // A copy of j1 taking the one-by-one path while the group is in flight must not finish it: a started
+            // small job has a batch but no batch row, so only its own completion finishes it.
+            #expect(try await store.finishPlanning(job: "j1") == nil)
+            #expect(try await store.job(id: "j1")?.state == .running)
+
+            let first = try await store.completeSmallJobs([
                 completion("j1"),
                 completion("j2") { $0.rejectedTokens = 2; $0.targeted = 3 },
                 completion("j3") { writeBack in
@@ -172,7 +200,7 @@ import Testing
             #expect(try await store.job(id: "j4")?.state == .running)  // its retry batch is pending
 
             // A second completion of the same batches writes nothing; the retry batch finishes j4.
-            let again = try await store.complete([completion("j1"), completion("j4")])
+            let again = try await store.completeSmallJobs([completion("j1"), completion("j4")])
             #expect(again.pruned.isEmpty && again.finished.isEmpty)
             #expect(try await store.job(id: "j1")?.counters.sent == 1)
             let retried = try await store.complete([

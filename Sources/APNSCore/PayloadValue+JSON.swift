@@ -1,0 +1,360 @@
+/// Strict JSON (RFC 8259) reading into, and writing from, `PayloadValue`.
+///
+/// The worker reads every job message and writes every payload; through `JSONDecoder`/`JSONEncoder` and Codable
+/// that was most of a worker's CPU per single-device job (`PayloadValue` can only learn a value's type by trying
+/// each type and catching the error). This reads the bytes once into the value tree and writes the tree once.
+/// Stricter than Foundation's reader in one way, as RFC 8259: no trailing commas. Objects keep the last of
+/// duplicate keys, as PostgreSQL's jsonb does (the job spec is stored as jsonb and read again for later batches).
+/// Numbers with an integral value that fit in Int64 (below 2^53 if written with a fraction or exponent) are integers.
+extension PayloadValue {
+    /// Why a text is not JSON: what was wrong and at which byte. Never quotes the text.
+    public struct JSONError: Error, Sendable, Hashable, CustomStringConvertible {
+        public var message: String
+        public var offset: Int
+
+        public init(_ message: String, offset: Int) {
+            self.message = message
+            self.offset = offset
+        }
+
+        public var description: String { "\(message) at byte \(offset)" }
+    }
+
+    /// The deepest nesting of arrays and objects accepted (as Foundation's JSON reader).
+    public static let maximumJSONDepth = 512
+
+    /// Parses one JSON text (surrounding whitespace allowed).
+    public init(json bytes: some Collection<UInt8>) throws(JSONError) {
+        let parsed: Result<PayloadValue, JSONError>? = bytes.withContiguousStorageIfAvailable { Self.parse($0) }
+        switch parsed ?? Array(bytes).withUnsafeBufferPointer({ Self.parse($0) }) {
+        case .success(let value): self = value
+        case .failure(let error): throw error
+        }
+    }
+
+    private static func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<PayloadValue, JSONError> {
+        var reader = JSONReader(bytes: buffer)
+        do throws(JSONError) {
+            let value = try reader.readValue()
+            reader.skipWhitespace()
+            guard reader.index == buffer.count else { throw reader.error("unexpected text after the JSON value") }
+            return .success(value)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The value as compact JSON with object keys sorted and `/` not escaped.
+    public func jsonBytes() throws(JSONError) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        try appendJSON(to: &out)
+        return out
+    }
+
+    /// Appends the value as compact JSON (object keys sorted, `/` not escaped). Throws for a non-finite number.
+    public func appendJSON(to out: inout [UInt8]) throws(JSONError) {
+        switch self {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
+        case .integer(let value): out.append(contentsOf: String(value).utf8)
+        case .number(let value):
+            guard value.isFinite else { throw JSONError("a number is not finite", offset: out.count) }
+            if value == value.rounded(.towardZero), abs(value) < 1e15 {
+                out.append(contentsOf: String(Int64(value)).utf8)  // 2.0 as 2, as JSONEncoder writes it
+            } else {
+                out.append(contentsOf: value.description.utf8)
+            }
+        case .string(let value): Self.appendString(value, to: &out)
+        case .array(let values):
+            out.append(UInt8(ascii: "["))
+            for (index, value) in values.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                try value.appendJSON(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                Self.appendString(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                try members[key]!.appendJSON(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func appendString(_ string: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
+            var start = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                start = index + 1
+                out.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+                case 0x0A: out.append(UInt8(ascii: "n"))
+                case 0x0D: out.append(UInt8(ascii: "r"))
+                case 0x09: out.append(UInt8(ascii: "t"))
+                case 0x08: out.append(UInt8(ascii: "b"))
+                case 0x0C: out.append(UInt8(ascii: "f"))
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
+
+/// A recursive-descent reader over a byte buffer.
+private struct JSONReader {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+    var depth = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    func error(_ message: String) -> PayloadValue.JSONError { PayloadValue.JSONError(message, offset: index) }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func readValue() throws(PayloadValue.JSONError) -> PayloadValue {
+        skipWhitespace()
+        guard index < bytes.count else { throw error("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try readObject()
+        case UInt8(ascii: "["): return try readArray()
+        case UInt8(ascii: "\""): return .string(try readString())
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try readNumber()
+        default: throw error("unexpected character")
+        }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(PayloadValue.JSONError) {
+        let count = literal.utf8CodeUnitCount
+        guard bytes.count - index >= count,
+            memcmp(bytes.baseAddress! + index, literal.utf8Start, count) == 0
+        else { throw error("invalid literal") }
+        index += count
+    }
+
+    private mutating func enter() throws(PayloadValue.JSONError) {
+        depth += 1
+        guard depth <= PayloadValue.maximumJSONDepth else { throw error("nested too deeply") }
+        index += 1
+    }
+
+    private mutating func readObject() throws(PayloadValue.JSONError) -> PayloadValue {
+        try enter()
+        defer { depth -= 1 }
+        var members: [String: PayloadValue] = [:]
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+            let key = try readString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+            index += 1
+            members[key] = try readValue()
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input") }
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"):
+                index += 1
+                return .object(members)
+            default: throw error("expected ',' or '}'")
+            }
+        }
+    }
+
+    private mutating func readArray() throws(PayloadValue.JSONError) -> PayloadValue {
+        try enter()
+        defer { depth -= 1 }
+        var values: [PayloadValue] = []
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(values)
+        }
+        while true {
+            values.append(try readValue())
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input") }
+            switch bytes[index] {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"):
+                index += 1
+                return .array(values)
+            default: throw error("expected ',' or ']'")
+            }
+        }
+    }
+
+    /// Reads a string; `index` is at its opening quote.
+    private mutating func readString() throws(PayloadValue.JSONError) -> String {
+        index += 1
+        let start = index
+        // The common case: no escapes, so the bytes are the string.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                guard let string = String(validating: raw, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
+                index += 1
+                return string
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            guard byte >= 0x20 else { throw error("a control character in a string must be escaped") }
+            index += 1
+        }
+        var decoded = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard let string = String(validating: decoded, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
+                index += 1
+                return string
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { break }
+                let escaped = bytes[index]
+                index += 1
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(escaped)
+                case UInt8(ascii: "b"): decoded.append(0x08)
+                case UInt8(ascii: "f"): decoded.append(0x0C)
+                case UInt8(ascii: "n"): decoded.append(0x0A)
+                case UInt8(ascii: "r"): decoded.append(0x0D)
+                case UInt8(ascii: "t"): decoded.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try readHex4()
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                            throw error("an unpaired surrogate in a string")
+                        }
+                        index += 2
+                        let low = try readHex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw error("an unpaired surrogate in a string") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        throw error("an unpaired surrogate in a string")
+                    }
+                    decoded.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
+                default:
+                    index -= 1
+                    throw error("an invalid escape in a string")
+                }
+            default:
+                guard byte >= 0x20 else { throw error("a control character in a string must be escaped") }
+                decoded.append(byte)
+                index += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    private mutating func readHex4() throws(PayloadValue.JSONError) -> UInt32 {
+        guard bytes.count - index >= 4 else { throw error("an invalid \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error("an invalid \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+
+    /// Reads a number by RFC 8259's grammar: an integer if it has no fraction or exponent and fits in Int64.
+    private mutating func readNumber() throws(PayloadValue.JSONError) -> PayloadValue {
+        let start = index
+        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        var negative = false
+        if bytes[index] == UInt8(ascii: "-") {
+            negative = true
+            index += 1
+        }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
+        var integer: Int64 = 0
+        var overflow = false
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < bytes.count && isDigit(bytes[index]) { throw error("a number has a leading zero") }
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) {
+                let digit = Int64(bytes[index] - UInt8(ascii: "0"))
+                let (times, o1) = integer.multipliedReportingOverflow(by: 10)
+                let (next, o2) = negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
+                overflow = overflow || o1 || o2
+                integer = next
+                index += 1
+            }
+        }
+        var isInteger = true
+        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
+            isInteger = false
+            index += 1
+            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if isInteger && !overflow { return .integer(integer) }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else {
+            index = start
+            throw error("a number is out of range")
+        }
+        // 2.0 and 1e3 are integers too, as Foundation's decoder reads them (exactly, below 2^53).
+        if value == value.rounded(.towardZero) && abs(value) < 9_007_199_254_740_992 { return .integer(Int64(value)) }
+        return .number(value)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
