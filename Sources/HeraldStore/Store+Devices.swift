@@ -100,13 +100,66 @@ extension Store {
     }
 
     /// One keyset page of an app's devices matching `filter`, in token order: `after < token ≤ through`.
+    ///
+    /// - Parameter withDetails: false reads the tokens alone (locale nil, registeredAt 0): what a batch whose
+    ///   payload is the same for every device needs, at a fraction of the cost of decoding three columns per row.
     public func devicesPage(
         app: String,
         filter: DeviceFilter,
         after: String?,
         through: String? = nil,
-        limit: Int
+        limit: Int,
+        withDetails: Bool = true
     ) async throws(StoreError) -> [StoredDevice] {
+        try await run("reading a page of devices") {
+            let columns = withDetails ? "token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint" : "token"
+            let rows = try await client.query(
+                Self.pageQuery(app: app, filter: filter, after: after, through: through, limit: limit, columns: columns),
+                logger: logger
+            )
+            var devices: [StoredDevice] = []
+            devices.reserveCapacity(limit)
+            if withDetails {
+                for try await (token, locale, registeredAt) in rows.decode((String, String?, Int64).self) {
+                    devices.append(StoredDevice(token: DeviceToken(trustedHex: token), locale: locale, registeredAt: registeredAt))
+                }
+            } else {
+                for try await row in rows {
+                    devices.append(StoredDevice(token: DeviceToken(trustedHex: try row.decode(String.self)), locale: nil, registeredAt: 0))
+                }
+            }
+            return devices
+        }
+    }
+
+    /// How many devices the page after `after` would hold (at most `limit`) and its last token, without reading
+    /// the page: what the planner needs to cut a batch.
+    public func devicesPageBoundary(
+        app: String,
+        filter: DeviceFilter,
+        after: String?,
+        limit: Int
+    ) async throws(StoreError) -> (count: Int, last: String?) {
+        try await run("measuring a page of devices") {
+            let page = Self.pageQuery(app: app, filter: filter, after: after, through: nil, limit: limit, columns: "token")
+            var query = PostgresQuery(unsafeSQL: "SELECT count(*)::bigint, max(token) FROM (" + page.sql + ") AS page")
+            query.binds = page.binds
+            let rows = try await client.query(query, logger: logger)
+            for try await (count, last) in rows.decode((Int64, String?).self) { return (Int(count), last) }
+            return (0, nil)
+        }
+    }
+
+    /// The keyset page statement shared by `devicesPage` and `devicesPageBoundary`. `columns` is one of their
+    /// constant column lists, never input.
+    private static func pageQuery(
+        app: String,
+        filter: DeviceFilter,
+        after: String?,
+        through: String?,
+        limit: Int,
+        columns: String
+    ) -> PostgresQuery {
         let cursor = after ?? ""
         var users: [String]? = nil
         var topic: String? = nil
@@ -121,25 +174,19 @@ extension Store {
         case .topic(let name): topic = name
         case .all, .locales: break
         }
-        return try await run("reading a page of devices") {
-            // One statement for every filter: PostgresNIO sends unnamed statements, so each execution is planned
-            // with its actual parameters and the unused conditions fold away.
-            let rows = try await client.query(
-                """
-                SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint FROM devices
-                WHERE app_id = \(app) AND token > \(cursor)
-                  AND (\(through)::text IS NULL OR token <= \(through))
-                  AND (\(topic)::text IS NULL OR topics @> ARRAY[\(topic)]::text[])
-                  AND (\(users)::text[] IS NULL OR user_id = ANY(\(users)))
-                  AND (\(locales)::text[] IS NULL OR EXISTS (
-                        SELECT 1 FROM unnest(\(locales)::text[]) AS f(tag)
-                        WHERE lower(replace(locale, '_', '-')) = f.tag OR lower(replace(locale, '_', '-')) LIKE f.tag || '-%'))
-                ORDER BY token LIMIT \(limit)
-                """,
-                logger: logger
-            )
-            return try await Self.collect(rows)
-        }
+        // One statement for every filter: PostgresNIO sends unnamed statements, so each execution is planned with
+        // its actual parameters and the unused conditions fold away.
+        return """
+            SELECT \(unescaped: columns) FROM devices
+            WHERE app_id = \(app) AND token > \(cursor)
+              AND (\(through)::text IS NULL OR token <= \(through))
+              AND (\(topic)::text IS NULL OR topics @> ARRAY[\(topic)]::text[])
+              AND (\(users)::text[] IS NULL OR user_id = ANY(\(users)))
+              AND (\(locales)::text[] IS NULL OR EXISTS (
+                    SELECT 1 FROM unnest(\(locales)::text[]) AS f(tag)
+                    WHERE lower(replace(locale, '_', '-')) = f.tag OR lower(replace(locale, '_', '-')) LIKE f.tag || '-%'))
+            ORDER BY token LIMIT \(limit)
+            """
     }
 
     /// The number of devices an app has.

@@ -156,7 +156,7 @@ struct BatchDeliverer: Sendable {
     /// Only for jobs whose payload is the same for every device and that have no throttle (the caller checks).
     func deliverSmallJobs(_ jobs: [SmallJob]) async throws -> [String: Outcome] {
         var outcomes: [String: Outcome] = [:]
-        var sendable: [(SmallJob, APNSClient, [APNSRequest])] = []
+        var sendable: [(SmallJob, APNSClient, RequestList)] = []
         var completions: [BatchCompletion] = []
         var tally: [Tally: Int] = [:]
         let now = Int64(Date().timeIntervalSince1970)
@@ -175,7 +175,7 @@ struct BatchDeliverer: Sendable {
                 completions.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: nil))
                 continue
             }
-            sendable.append((small, client, small.tokens.map { job.template.request(to: $0, bundleID: app.topic) }))
+            sendable.append((small, client, RequestList(template: job.template, bundleID: app.topic, tokens: small.tokens, payloads: nil)))
         }
 
         // Every job's notifications at once, up to `sendConcurrency` in flight (a job is never split).
@@ -274,7 +274,8 @@ struct BatchDeliverer: Sendable {
                 filter: job.audience.filter,
                 after: cursor,
                 through: batch.through,
-                limit: configuration.batchSize
+                limit: configuration.batchSize,
+                withDetails: job.template.variesPerDevice
             )
             devices += page
             guard page.count == configuration.batchSize, let last = page.last else { break }
@@ -288,32 +289,27 @@ struct BatchDeliverer: Sendable {
         job: PreparedJob,
         bundleID: String,
         badges: [String: Int]
-    ) -> [APNSRequest] {
+    ) -> RequestList {
         let template = job.template
-        guard template.variesPerDevice else {
-            return devices.map { template.request(to: $0.token, bundleID: bundleID) }
-        }
+        let tokens = devices.map(\.token)
+        guard template.variesPerDevice else { return RequestList(template: template, bundleID: bundleID, tokens: tokens, payloads: nil) }
         var byVariant: [String: [UInt8]] = [:]
-        return devices.map { device in
+        let payloads = devices.map { device in
             let variant = template.variant(for: device.locale)
-            let payload: [UInt8]
-            if let badge = badges[device.token.hex] {
-                payload = template.payload(variant: variant, badge: badge)
-            } else if let cached = byVariant[variant ?? ""] {
-                payload = cached
-            } else {
-                payload = template.payload(variant: variant, badge: nil)
-                byVariant[variant ?? ""] = payload
-            }
-            return template.request(to: device.token, bundleID: bundleID, payload: payload)
+            if let badge = badges[device.token.hex] { return template.payload(variant: variant, badge: badge) }
+            if let cached = byVariant[variant ?? ""] { return cached }
+            let payload = template.payload(variant: variant, badge: nil)
+            byVariant[variant ?? ""] = payload
+            return payload
         }
+        return RequestList(template: template, bundleID: bundleID, tokens: tokens, payloads: payloads)
     }
 
     // MARK: Sending
 
     /// Sends every request with at most `sendConcurrency` in flight, in throttled chunks if the job has a rate.
     private func send(
-        _ requests: [APNSRequest],
+        _ requests: RequestList,
         job: PreparedJob,
         client: APNSClient,
         throttle: Int?,
@@ -343,26 +339,29 @@ struct BatchDeliverer: Sendable {
             index = 1
         }
         while index < requests.count {
-            let slice = requests[index..<min(index + chunk, requests.count)]
+            let slice = index..<min(index + chunk, requests.count)
             index += slice.count
             if let throttle {
                 let wait = try await store.throttle(job: job.id, count: slice.count, perSecond: throttle)
                 if wait > .zero { try await Task.sleep(for: wait) }
             }
-            results += await withTaskGroup(of: (DeviceToken, Disposition, Int).self) { group in
-                var collected: [(DeviceToken, Disposition, Int)] = []
-                var inFlight = 0
-                for request in slice {
-                    if inFlight >= configuration.sendConcurrency, let result = await group.next() {
-                        collected.append(result)
-                        inFlight -= 1
-                    }
+            // A fixed set of senders, each taking the next request until none is left: at most `sendConcurrency`
+            // in flight, and a task per sender rather than per notification.
+            let next = NextIndex()
+            results += await withTaskGroup(of: [(DeviceToken, Disposition, Int)].self) { group in
+                for _ in 0..<min(configuration.sendConcurrency, slice.count) {
                     group.addTask {
-                        await Self.sendOne(request, client: client, policy: policy, stop: stop, metrics: metrics, publishedAt: publishedAt)
+                        var sent: [(DeviceToken, Disposition, Int)] = []
+                        while let index = next.take(below: slice.count) {
+                            let request = requests[slice.lowerBound + index]
+                            sent.append(await Self.sendOne(request, client: client, policy: policy, stop: stop, metrics: metrics, publishedAt: publishedAt))
+                        }
+                        return sent
                     }
-                    inFlight += 1
                 }
-                for await result in group { collected.append(result) }
+                var collected: [(DeviceToken, Disposition, Int)] = []
+                collected.reserveCapacity(slice.count)
+                for await sent in group { collected += sent }
                 return collected
             }
         }
@@ -384,12 +383,13 @@ struct BatchDeliverer: Sendable {
             let result: DeliveryResult
             do {
                 result = .answered(try await client.send(request))
-            } catch let error as APNSTransportError {
-                result = .transportFailure(error.code.description)
             } catch {
-                result = .transportFailure("transport")
+                result = .transportFailure(error.code.description)
             }
-            let decided = disposition(for: result, attempt: attempt, policy: policy, jitter: Double.random(in: 0...1))
+            // The jitter only matters for a retry; drawing it for every success cost a getrandom call each.
+            let jitter: Double
+            if case .answered(let outcome) = result, outcome.isSuccess { jitter = 0 } else { jitter = Double.random(in: 0...1) }
+            let decided = disposition(for: result, attempt: attempt, policy: policy, jitter: jitter)
             switch decided {
             case .retry(_, let delay):
                 try? await Task.sleep(for: delay)
@@ -506,6 +506,33 @@ final class StopFlag: Sendable {
     func set() {
         flag.store(true, ordering: .relaxed)
         registry.insert(job)
+    }
+}
+
+/// A batch's requests, each made when it is sent: a batch's worth of `APNSRequest`s at once was a large
+/// allocation (and free) per batch, and glibc's consolidation of it showed in the profile.
+struct RequestList: Sendable {
+    let template: NotificationTemplate
+    let bundleID: String
+    let tokens: [DeviceToken]
+    /// Each device's payload when payloads vary (localizations, badges); nil when all get the template's.
+    let payloads: [[UInt8]]?
+
+    var count: Int { tokens.count }
+
+    subscript(index: Int) -> APNSRequest {
+        template.request(to: tokens[index], bundleID: bundleID, payload: payloads?[index])
+    }
+}
+
+/// Hands out 0, 1, 2, … to concurrent senders.
+private final class NextIndex: Sendable {
+    private let value = Atomic(0)
+
+    /// The next index, or nil once `limit` is reached.
+    func take(below limit: Int) -> Int? {
+        let index = value.wrappingAdd(1, ordering: .relaxed).oldValue
+        return index < limit ? index : nil
     }
 }
 

@@ -68,22 +68,23 @@ struct Planner: Sendable {
         var cursor = start
         var seq = nextSeq
         while true {
-            let page = try await store.devicesPage(app: job.app, filter: job.audience.filter, after: cursor, limit: size)
+            // Only the page's size and last token: the deliverer reads the devices themselves.
+            let page = try await store.devicesPageBoundary(app: job.app, filter: job.audience.filter, after: cursor, limit: size)
             if seq == 0 && page.count < size {
                 // The whole audience fits in one batch: deliver it here instead of through the queue.
-                let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, after: nil, through: page.last?.token.hex ?? "")
+                let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, after: nil, through: page.last ?? "")
                 _ = try await deliverer.deliver(batch)
-                _ = try await store.recordPlanned(batch.key, cursor: page.last?.token.hex)
+                _ = try await store.recordPlanned(batch.key, cursor: page.last)
                 return
             }
             guard let last = page.last else { return }
-            let batch = BatchMessage(job: job.id, seq: seq, attempt: 1, after: cursor, through: last.token.hex)
+            let batch = BatchMessage(job: job.id, seq: seq, attempt: 1, after: cursor, through: last)
             try await publish(batch)
-            guard try await store.recordPlanned(batch.key, cursor: last.token.hex) else {
+            guard try await store.recordPlanned(batch.key, cursor: last) else {
                 logger.info("planning stopped: job no longer running", metadata: ["job": "\(job.id)"])
                 return
             }
-            cursor = last.token.hex
+            cursor = last
             seq += 1
             if page.count < size { return }
         }
