@@ -74,6 +74,16 @@ struct JobFields {
         return members
     }
 
+    /// `Decodable` through the same rules: reads the value, then builds from it; a `JobError` becomes a
+    /// `DecodingError` naming the rule.
+    static func decode<T>(from decoder: any Decoder, _ build: (PayloadValue) throws(JobError) -> T) throws -> T {
+        do {
+            return try build(try PayloadValue(from: decoder))
+        } catch let error as JobError {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
+        }
+    }
+
     func optionalObject(_ key: String) throws(JobError) -> [String: PayloadValue]? {
         guard let value = optional(key) else { return nil }
         guard case .object(let members) = value else { throw Self.wrongType(at(key)) }
@@ -96,11 +106,7 @@ extension Job {
     }
 
     public init(from decoder: any Decoder) throws {
-        do {
-            try self.init(json: try PayloadValue(from: decoder))
-        } catch let error as JobError {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
-        }
+        self = try JobFields.decode(from: decoder) { value throws(JobError) in try Job(json: value) }
     }
 }
 
@@ -134,11 +140,7 @@ extension Target {
     }
 
     public init(from decoder: any Decoder) throws {
-        do {
-            try self.init(json: try PayloadValue(from: decoder), path: "target")
-        } catch let error as JobError {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
-        }
+        self = try JobFields.decode(from: decoder) { value throws(JobError) in try Target(json: value, path: "target") }
     }
 }
 
@@ -158,10 +160,6 @@ extension JobNotification {
     }
 
     public init(from decoder: any Decoder) throws {
-        do {
-            try self.init(json: try PayloadValue(from: decoder), path: "notification")
-        } catch let error as JobError {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
-        }
+        self = try JobFields.decode(from: decoder) { value throws(JobError) in try JobNotification(json: value, path: "notification") }
     }
 }

@@ -92,11 +92,16 @@ public struct NotificationTemplate: Sendable, Hashable {
         return try PayloadValue.object(body).jsonBytes()
     }
 
-    /// The request for one device to `topic`.
+    /// The request for one device of the app `bundleID`.
     public func request(to token: DeviceToken, bundleID: String, payload: [UInt8]? = nil) -> APNSRequest {
+        request(to: token, topic: pushType.topic(forBundleID: bundleID), payload: payload)
+    }
+
+    /// The request for one device, to `topic` as `pushType.topic(forBundleID:)` gave it (made once per batch).
+    public func request(to token: DeviceToken, topic: String, payload: [UInt8]? = nil) -> APNSRequest {
         APNSRequest(
             deviceToken: token,
-            topic: pushType.topic(forBundleID: bundleID),
+            topic: topic,
             pushType: pushType,
             priority: priority,
             expiration: expiration,

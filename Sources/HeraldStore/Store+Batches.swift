@@ -83,11 +83,12 @@ extension Store {
     }
 
     /// Completes small jobs started by `startSmallJobs`, in one statement for those with only counts to write: each
-    /// running job gets its counts and becomes done — or keeps the failed state `failJob` gave it, if its id is in
-    /// `stopped` (APNs rejected it as a whole; its counts are still written). A job that has a batch row meanwhile
-    /// (a redelivery took the one-by-one path) is left to that path. Completions with dead tokens, failures to
-    /// record or a retry batch (the exception) get their batch row and go through `complete(_:)`.
-    public func completeSmallJobs(_ completions: [BatchCompletion], stopped: Set<String> = []) async throws(StoreError) -> CompletedBatches {
+    /// job gets its counts, and a running one becomes done. A job that was stopped meanwhile (failed by `failJob`
+    /// when APNs rejected it as a whole, or cancelled) keeps its state but still gets the counts of what was sent;
+    /// only the jobs this call marked done are in `finished`. A job that has a batch row meanwhile (a redelivery
+    /// took the one-by-one path) is left to that path. Completions with dead tokens, failures to record or a retry
+    /// batch (the exception) get their batch row and go through `complete(_:)`.
+    public func completeSmallJobs(_ completions: [BatchCompletion]) async throws(StoreError) -> CompletedBatches {
         var plain: [String: BatchCompletion] = [:]
         var full: [BatchCompletion] = []
         for completion in completions {
@@ -124,18 +125,20 @@ extension Store {
         let statement = CompleteSmallJobs(
             ids: ids, targeted: sums.map { Int64($0.targeted) }, sent: sums.map { Int64($0.sent) },
             failed: sums.map { Int64($0.rejectedTokens) }, expired: sums.map { Int64($0.expired) },
-            retried: sums.map { Int64($0.retried) }, stopped: Array(stopped)
+            retried: sums.map { Int64($0.retried) }
         )
-        let finished = try await run("completing small jobs") {
-            var finished: [String: JobState] = [:]
+        let written = try await run("completing small jobs") {
+            var written: [String: JobState] = [:]
             for try await (id, state) in try await client.execute(statement, logger: logger) {
-                finished[id] = JobState(rawValue: state) ?? .done
+                written[id] = JobState(rawValue: state) ?? .failed
             }
-            return finished
+            return written
         }
-        for item in items where finished[item.key.job] != nil {
+        for item in items {
+            guard let state = written[item.key.job] else { continue }
             result.pruned[item.key] = 0
-            result.finished[item.key.job] = finished[item.key.job]
+            // Only a running job became done here; a stopped one was finished by whoever stopped it.
+            if state == .done { result.finished[item.key.job] = .done }
         }
         return result
     }
@@ -443,10 +446,11 @@ private struct StartSmallJobs: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(String.self) }
 }
 
-/// `Store.completeSmallJobs`: adds each job's counts and marks the running ones done (the stopped ones stay failed),
-/// unless the job has batch rows (a redelivery took the one-by-one path). Returns the jobs it completed.
+/// `Store.completeSmallJobs`: adds each job's counts and marks the running ones done (stopped ones keep their state),
+/// unless the job is already done or has batch rows (a redelivery took the one-by-one path). Returns the jobs it
+/// wrote, with their state afterwards.
 private struct CompleteSmallJobs: PostgresPreparedStatement {
-    static let name = "herald_complete_small_jobs_v1"
+    static let name = "herald_complete_small_jobs_v2"
     static let sql = """
         WITH with_batch_rows AS (
             -- once for the statement (an anti-join per job may scan the whole batches table for each)
@@ -459,7 +463,7 @@ private struct CompleteSmallJobs: PostgresPreparedStatement {
             AS i(id, targeted, sent, failed, expired, retried)
         WHERE j.id = ANY($1::text[]) -- an index condition, whatever the planner thinks of unnest
           AND j.id = i.id
-          AND (j.state = 'running' OR (j.state = 'failed' AND j.id = ANY($7::text[])))
+          AND j.state IN ('running', 'failed', 'cancelled')
           AND j.id NOT IN (SELECT id FROM with_batch_rows)
         RETURNING j.id, j.state
         """
@@ -471,17 +475,15 @@ private struct CompleteSmallJobs: PostgresPreparedStatement {
     var failed: [Int64]
     var expired: [Int64]
     var retried: [Int64]
-    var stopped: [String]
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 7)
+        var bindings = PostgresBindings(capacity: 6)
         bindings.append(ids)
         bindings.append(targeted)
         bindings.append(sent)
         bindings.append(failed)
         bindings.append(expired)
         bindings.append(retried)
-        bindings.append(stopped)
         return bindings
     }
 

@@ -217,7 +217,7 @@ struct BatchDeliverer: Sendable {
         for (job, reason) in stopped where try await stopJob(job, reason: "APNs rejected the job: \(reason)", batch: nil) {
             stoppedHere.insert(job.id)
         }
-        let completed = try await store.completeSmallJobs(completions, stopped: Set(stopped.map(\.0.id)))
+        let completed = try await store.completeSmallJobs(completions)
         for completion in completions {
             guard completed.pruned[completion.key] != nil else {
                 metrics.batchesDuplicate.increment()
@@ -513,15 +513,23 @@ final class StopFlag: Sendable {
 /// allocation (and free) per batch, and glibc's consolidation of it showed in the profile.
 struct RequestList: Sendable {
     let template: NotificationTemplate
-    let bundleID: String
+    /// The apns-topic, worked out once for the batch.
+    let topic: String
     let tokens: [DeviceToken]
     /// Each device's payload when payloads vary (localizations, badges); nil when all get the template's.
     let payloads: [[UInt8]]?
 
+    init(template: NotificationTemplate, bundleID: String, tokens: [DeviceToken], payloads: [[UInt8]]?) {
+        self.template = template
+        self.topic = template.pushType.topic(forBundleID: bundleID)
+        self.tokens = tokens
+        self.payloads = payloads
+    }
+
     var count: Int { tokens.count }
 
     subscript(index: Int) -> APNSRequest {
-        template.request(to: tokens[index], bundleID: bundleID, payload: payloads?[index])
+        template.request(to: tokens[index], topic: topic, payload: payloads?[index])
     }
 }
 
