@@ -75,6 +75,10 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
     ///
     /// basic.ack has no reply in AMQP 0-9-1, so this returns as soon as the connection thread has it queued.
     /// For a delivery of a connection that was lost since, it does nothing: the broker delivers it again.
+    ///
+    /// The connection thread sends the plain acks it takes in one turn together, as one `multiple` ack for the run
+    /// of this consumer's oldest deliveries they settle, and single acks for the rest: a delivery nobody settled
+    /// is never acknowledged on the way.
     nonisolated(nonsending) public func ack(_ delivery: AMQPDelivery, multiple: Bool = false) async throws(AMQPError) {
         try settle(delivery, .ack(multiple: multiple))
     }

@@ -45,6 +45,8 @@ final class ConsumerState {
     var isStarted = false
     /// Deliveries completed in this loop turn, handed to `buffer` together at the end of the turn.
     var outbox: [AMQPDelivery] = []
+    /// What the broker counts as unacknowledged on the consumer's channel, and the acks of this turn.
+    var unsettled = UnsettledDeliveries()
 
     init(buffer: DeliveryBuffer, queue: String, prefetch: UInt16, consumerTag: String) {
         self.buffer = buffer

@@ -3,6 +3,11 @@ import CRabbitMQ
 extension ConnectionLoop {
     /// Carries out one command from the mailbox.
     func handle(_ command: Command) {
+        // Acks wait for the end of the turn, so that a run of them becomes one frame; anything else that could
+        // end a channel or depend on the order (a cancel, a release, a close) sees them sent first.
+        if !channelsWithPendingAcks.isEmpty {
+            if case .settle = command {} else { sendPendingAcks() }
+        }
         switch phase {
         case .finished:
             command.fail(with: mailbox.terminalError ?? .closedByClient)
@@ -76,17 +81,58 @@ extension ConnectionLoop {
             !channel.isClosing,
             case .consumer(let consumer) = channel.role, consumer.buffer === settlement.buffer
         else { return }
+        if case .ack(multiple: false) = settlement.kind {
+            if consumer.unsettled.ackLater(settlement.deliveryTag) { channelsWithPendingAcks.append(channel) }
+            return
+        }
+        // The acks taken before it go first: a `multiple` settlement would cover them, and they would then
+        // reach the broker as acks of tags it no longer holds.
+        if !consumer.unsettled.pendingAcks.isEmpty {
+            sendPendingAcks()
+            guard self.connection != nil, case .running = phase else { return }
+        }
         let status: Int32
+        let multiple: Bool
         switch settlement.kind {
-        case .ack(let multiple):
+        case .ack(let isMultiple):
+            multiple = isMultiple
             status = amqp_basic_ack(connection, channel.id, settlement.deliveryTag, multiple ? 1 : 0)
-        case .nack(let multiple, let requeue):
+        case .nack(let isMultiple, let requeue):
+            multiple = isMultiple
             status = amqp_basic_nack(
                 connection, channel.id, settlement.deliveryTag, multiple ? 1 : 0, requeue ? 1 : 0)
         case .reject(let requeue):
+            multiple = false
             status = amqp_basic_reject(connection, channel.id, settlement.deliveryTag, requeue ? 1 : 0)
         }
-        if status != AMQP_STATUS_OK.rawValue { fail(with: .translate(.status(status), phase: .running)) }
+        guard status == AMQP_STATUS_OK.rawValue else {
+            fail(with: .translate(.status(status), phase: .running))
+            return
+        }
+        consumer.unsettled.settledNow(settlement.deliveryTag, multiple: multiple)
+    }
+
+    /// Sends the plain acks of this turn: per channel one `multiple` ack for the run of deliveries they settle
+    /// from the front, and single acks for those behind a delivery still open.
+    func sendPendingAcks() {
+        guard !channelsWithPendingAcks.isEmpty else { return }
+        let pending = channelsWithPendingAcks
+        channelsWithPendingAcks = []
+        for channel in pending {
+            guard case .consumer(let consumer) = channel.role else { continue }
+            let (upTo, singles) = consumer.unsettled.takeAcks()
+            // A channel that is closing or gone took its deliveries with it (the broker requeues them).
+            guard let connection, case .running = phase, self.channel(channel.id) === channel, !channel.isClosing
+            else { continue }
+            var status = AMQP_STATUS_OK.rawValue
+            if let upTo { status = amqp_basic_ack(connection, channel.id, upTo, 1) }
+            for tag in singles where status == AMQP_STATUS_OK.rawValue {
+                status = amqp_basic_ack(connection, channel.id, tag, 0)
+            }
+            if status != AMQP_STATUS_OK.rawValue {
+                fail(with: .translate(.status(status), phase: .running))
+            }
+        }
     }
 
     private func cancelConsumer(

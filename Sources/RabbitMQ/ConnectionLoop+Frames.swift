@@ -147,7 +147,9 @@ extension ConnectionLoop {
         guard let content = channel.content.take() else { return }
         switch content.kind {
         case .delivery(let deliveryTag, let redelivered):
-            guard case .consumer(let consumer) = channel.role, !channel.isClosing else { return }
+            guard case .consumer(let consumer) = channel.role else { return }
+            consumer.unsettled.delivered(deliveryTag)
+            guard !channel.isClosing else { return }
             if consumer.outbox.isEmpty { consumersWithOutbox.append(consumer) }
             consumer.outbox.append(
                 AMQPDelivery(

@@ -22,6 +22,8 @@ extension ConnectionLoop {
         confirms.failAll(unconfirmed)
         for consumer in consumersWithOutbox { consumer.outbox.removeAll() }
         consumersWithOutbox.removeAll()
+        // Acks not yet sent die with the connection: the broker requeues those deliveries.
+        channelsWithPendingAcks.removeAll()
 
         let open = channels
         channels = []
@@ -132,6 +134,8 @@ extension ConnectionLoop {
             consumer.buffer.finish(.failed(AMQPError(.protocolError, "no free AMQP channel")))
             return
         }
+        // The new channel's delivery tags start at 1 again.
+        consumer.unsettled.reset()
         let channel = openChannel(id, role: .consumer(consumer))
         enqueue(.basicQos(prefetch: consumer.prefetch), on: channel) { _, _ in }
         enqueue(.basicConsume(queue: consumer.queue, consumerTag: consumer.requestedTag), on: channel) {

@@ -47,6 +47,8 @@ final class ConnectionLoop {
     var isBlocked = false
     /// Consumers whose outbox has deliveries from the current turn.
     var consumersWithOutbox: [ConsumerState] = []
+    /// Consumer channels with plain acks taken this turn, sent together by `sendPendingAcks()`.
+    var channelsWithPendingAcks: [ChannelState] = []
 
     /// Counts connections, one more per reconnect; deliveries carry it so stale settlements are recognised.
     var generation: UInt64 = 1
@@ -117,6 +119,7 @@ final class ConnectionLoop {
         while !isFinished {
             mailbox.takeAll(into: &batch)
             for command in batch { handle(command) }
+            sendPendingAcks()
             batch.removeAll(keepingCapacity: true)
             pool.recycle()
             if isFinished { break }

@@ -109,6 +109,41 @@ import Testing
         await connection.close()
     }
 
+    /// Acks sent in a burst go out as one `multiple` ack where they can; one delivery left open in the middle
+    /// must stay open (a `multiple` ack reaching past it would lose it), and comes back when the consumer ends.
+    @Test func aBurstOfAcksAroundAnOpenDeliveryLeavesItOpen() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+        for index in 0..<40 { try await connection.publish([UInt8(index)], routingKey: queue) }
+        // The consumer is released at the end of this block, which closes its channel.
+        let open: AMQPDelivery
+        do {
+            let consumer = try await connection.consume(queue: queue, prefetch: 50)
+            var deliveries: [AMQPDelivery] = []
+            for _ in 0..<40 { deliveries.append(try await consumer.nextDelivery()) }
+            open = deliveries.remove(at: 17)
+            for delivery in deliveries { try await consumer.ack(delivery) }
+            try await consumer.cancel()
+            // The acks and the cancel went out in order on one channel: the broker holds only the open one.
+            #expect(try await connection.queueMessageCount(queue) == 0)
+        }
+        try await withTimeout(.seconds(15)) {
+            while try await connection.queueMessageCount(queue) == 0 {
+                try Task.checkCancellation()
+                await Task.yield()
+            }
+        }
+        #expect(try await connection.queueMessageCount(queue) == 1)
+        let again = try await connection.consume(queue: queue, prefetch: 1)
+        let redelivered = try await again.nextDelivery()
+        #expect(redelivered.body == open.body)
+        #expect(redelivered.redelivered)
+        try await again.ack(redelivered)
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
     @Test func nackWithRequeueRedeliversTheMessage() async throws {
         let connection = try await Broker.connect()
         let queue = Broker.uniqueQueue()

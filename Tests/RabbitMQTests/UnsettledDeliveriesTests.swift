@@ -1,0 +1,98 @@
+import Testing
+
+@testable import RabbitMQ
+
+/// The bookkeeping that turns a turn's plain acks into one `multiple` ack. Its one promise: a `multiple` ack
+/// never reaches past a delivery that nobody settled.
+@Suite struct UnsettledDeliveriesTests {
+    private func delivered(_ tags: ClosedRange<UInt64>) -> UnsettledDeliveries {
+        var unsettled = UnsettledDeliveries()
+        for tag in tags { unsettled.delivered(tag) }
+        return unsettled
+    }
+
+    @Test func aRunOfAcksFromTheFrontBecomesOneMultipleAck() {
+        var unsettled = delivered(1...8)
+        let first = unsettled.ackLater(3)
+        #expect(first)
+        for tag: UInt64 in [1, 2, 5, 4] {
+            let isFirst = unsettled.ackLater(tag)
+            #expect(!isFirst)
+        }
+        let acks = unsettled.takeAcks()
+        #expect(acks.upTo == 5)
+        #expect(acks.singles.isEmpty)
+        #expect(unsettled.count == 3)
+        #expect(unsettled.pendingAcks.isEmpty)
+    }
+
+    @Test func anOpenDeliveryStopsTheRunAndWhatIsBehindItIsAckedOnItsOwn() {
+        var unsettled = delivered(1...6)
+        for tag: UInt64 in [1, 2, 4, 6] { _ = unsettled.ackLater(tag) }
+        let acks = unsettled.takeAcks()
+        #expect(acks.upTo == 2)
+        #expect(acks.singles == [4, 6])
+        // Once 3 is acked, the run reaches past 4 to 5, which is still open.
+        _ = unsettled.ackLater(3)
+        let next = unsettled.takeAcks()
+        #expect(next.upTo == 3)
+        #expect(next.singles.isEmpty)
+        #expect(unsettled.count == 2)  // 5 open, 6 settled behind it
+        _ = unsettled.ackLater(5)
+        let upTo = unsettled.takeAcks().upTo
+        #expect(upTo == 5)
+        #expect(unsettled.count == 0)
+    }
+
+    @Test func nothingAtTheFrontMeansOnlySingleAcks() {
+        var unsettled = delivered(1...4)
+        for tag: UInt64 in [4, 2] { _ = unsettled.ackLater(tag) }
+        let acks = unsettled.takeAcks()
+        #expect(acks.upTo == nil)
+        #expect(acks.singles == [2, 4])
+        #expect(unsettled.count == 4)
+    }
+
+    @Test func nacksAndRejectsSentOnTheirOwnLetTheRunPassThem() {
+        var unsettled = delivered(1...5)
+        unsettled.settledNow(2, multiple: false)  // a nack behind the open 1
+        unsettled.settledNow(1, multiple: false)  // a reject at the front: 2 goes with it
+        #expect(unsettled.count == 3)
+        unsettled.settledNow(4, multiple: false)
+        for tag: UInt64 in [3, 5] { _ = unsettled.ackLater(tag) }
+        let acks = unsettled.takeAcks()
+        #expect(acks.upTo == 5)
+        #expect(acks.singles.isEmpty)
+        #expect(unsettled.count == 0)
+    }
+
+    @Test func aMultipleSettlementClearsEverythingUpToItsTag() {
+        var unsettled = delivered(1...6)
+        unsettled.settledNow(5, multiple: false)
+        unsettled.settledNow(4, multiple: true)
+        #expect(unsettled.count == 1)  // 6; 5 was settled and leaves with the front
+        _ = unsettled.ackLater(6)
+        let upTo = unsettled.takeAcks().upTo
+        #expect(upTo == 6)
+    }
+
+    @Test func anAckOfATagTheChannelDoesNotHoldStillGoesToTheBroker() {
+        var unsettled = delivered(3...4)
+        for tag: UInt64 in [1, 3] { _ = unsettled.ackLater(tag) }
+        let acks = unsettled.takeAcks()
+        #expect(acks.upTo == 3)
+        #expect(acks.singles == [1])
+    }
+
+    @Test func resetForgetsTheOldChannel() {
+        var unsettled = delivered(1...3)
+        _ = unsettled.ackLater(2)
+        unsettled.reset()
+        #expect(unsettled.count == 0)
+        #expect(unsettled.pendingAcks.isEmpty)
+        unsettled.delivered(1)
+        _ = unsettled.ackLater(1)
+        let upTo = unsettled.takeAcks().upTo
+        #expect(upTo == 1)
+    }
+}
