@@ -38,6 +38,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(help: "Worker processes.") var workers = 1
     @Option(help: "HTTP/2 connections per worker.") var connections = 1
     @Option(help: "Jobs each worker has in hand (its --prefetch); the worker's default if not given.") var prefetch: UInt16?
+    @Option(help: "Batches each worker delivers at once (its --batch-prefetch); the worker's default if not given.")
+    var batchPrefetch: UInt16?
     @Option(help: "Queue type: classic or quorum.") var queueType = "classic"
     @Option(help: "The directory of SQL migrations.") var schemas = "schemas"
     @Flag(help: "Print one JSON object.") var json = false
@@ -168,7 +170,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         process.arguments = [
             "worker", "--apps-file", appsFile, "--queue-prefix", prefix, "--queue-type", queueType,
             "--connections", String(connections), "--metrics-port", "0", "--log-level", "warning",
-        ] + (prefetch.map { ["--prefetch", String($0)] } ?? [])
+        ] + (prefetch.map { ["--prefetch", String($0)] } ?? []) + (batchPrefetch.map { ["--batch-prefetch", String($0)] } ?? [])
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_AMQP_URL"] = amqpURL
         environment["HERALD_DATABASE_URL"] = databaseURL
