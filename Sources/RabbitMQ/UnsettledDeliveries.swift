@@ -1,28 +1,26 @@
-/// The delivery tags of one consumer channel that the broker still counts as unacknowledged, so that the plain
-/// acks a loop turn collects can go out as one `basic.ack` with `multiple` whenever they settle every delivery up
-/// to some tag. A consumer that finishes a group of jobs together then costs the broker one ack frame, not one
-/// per job.
+/// The deliveries of one consumer channel that nobody has settled yet, so that the plain acks a loop turn collects
+/// can go out as one `basic.ack` with `multiple` whenever every delivery below some tag is settled. A consumer that
+/// finishes a group of jobs together then costs the broker one ack frame, not one per job.
 ///
-/// Safety rests on `tags` holding every delivery the channel received, handed out or not: a `multiple` ack is
-/// only sent up to a tag when every earlier tag is settled (acked now, or settled before by a single frame).
-/// A delivery that is never settled stays first and only stops the coalescing, never gets acknowledged by it.
+/// Safety rests on `open` holding every delivery the channel received and nobody settled, handed out or not: a
+/// `multiple` ack is only sent up to a tag below the oldest open delivery. A delivery never settled stays open and
+/// only stops the coalescing; it is never acknowledged by it. Memory is bounded by the consumer's prefetch (the
+/// broker sends no more unsettled deliveries than that), whatever a long-open delivery holds up behind it.
 /// Thread-confined to the connection thread, like the ``ConsumerState`` that holds it.
 struct UnsettledDeliveries {
-    /// Delivered and not yet settled as far as the broker knows, in delivery order (tags rise on a channel).
-    private var tags = RingBuffer<UInt64>()
-    /// Settled by a single frame while an earlier tag was still open; dropped when they reach the front.
-    private var settledAhead = Set<UInt64>()
+    /// Delivered and not settled, ascending (tags rise on a channel).
+    private var open: [UInt64] = []
     /// Plain acks of this turn, not yet sent.
     private(set) var pendingAcks: [UInt64] = []
 
     init() {}
 
-    /// How many deliveries the broker still counts as unacknowledged (those settled ahead included).
-    var count: Int { tags.count }
+    /// How many deliveries nobody has settled yet (this turn's pending acks count as settled once taken).
+    var count: Int { open.count }
 
     /// A delivery arrived on the channel.
     mutating func delivered(_ tag: UInt64) {
-        tags.append(tag)
+        open.append(tag)
     }
 
     /// A plain ack to send at the end of the turn; returns true if it is the turn's first for this channel.
@@ -34,58 +32,65 @@ struct UnsettledDeliveries {
     /// A settlement already sent on its own: a nack, a reject, or an ack the caller asked to be `multiple`.
     mutating func settledNow(_ tag: UInt64, multiple: Bool) {
         if multiple {
-            while let first = tags.first, first <= tag {
-                _ = tags.popFirst()
-                settledAhead.remove(first)
-            }
-        } else if tags.first == tag {
-            _ = tags.popFirst()
-        } else {
-            settledAhead.insert(tag)
+            open.removeFirst(open.prefix { $0 <= tag }.count)
+        } else if let index = position(of: tag) {
+            open.remove(at: index)
         }
-        dropSettledFront()
     }
 
-    /// The frames that settle the pending acks: at most one `multiple` ack covering the settled front of the
-    /// channel (`upTo`), and single acks (`singles`, ascending) for the rest. Clears the pending acks.
+    /// The frames that settle the pending acks: at most one `multiple` ack (`upTo`) for those below the oldest
+    /// delivery still open, and single acks (`singles`, ascending) for the rest. Clears the pending acks.
     mutating func takeAcks() -> (upTo: UInt64?, singles: [UInt64]) {
         guard !pendingAcks.isEmpty else { return (nil, []) }
         pendingAcks.sort()
-        var upTo: UInt64?
-        var singles: [UInt64] = []
-        var next = 0  // the first pending ack not yet matched against the front
-        while let first = tags.first {
-            // Below the front: not a tag the broker counts as open (a second ack of one tag, say). It goes out
-            // on its own, and the broker answers it as the protocol says; hiding a caller's mistake is not ours.
-            while next < pendingAcks.count, pendingAcks[next] < first {
-                singles.append(pendingAcks[next])
+        // Both lists ascend: one pass takes the acked tags out of `open` and sets aside those it does not hold (a
+        // second ack of one tag, say), which go out on their own for the broker to answer as the protocol says.
+        var stillOpen: [UInt64] = []
+        stillOpen.reserveCapacity(open.count)
+        var acked: [UInt64] = []
+        var unknown: [UInt64] = []
+        var next = 0
+        for tag in open {
+            while next < pendingAcks.count, pendingAcks[next] < tag {
+                unknown.append(pendingAcks[next])
                 next += 1
             }
-            if next < pendingAcks.count, pendingAcks[next] == first {
-                upTo = first
+            if next < pendingAcks.count, pendingAcks[next] == tag {
+                acked.append(tag)
                 next += 1
-            } else if settledAhead.remove(first) == nil {
-                break
+                while next < pendingAcks.count, pendingAcks[next] == tag {  // the same tag twice in one turn
+                    unknown.append(tag)
+                    next += 1
+                }
+            } else {
+                stillOpen.append(tag)
             }
-            _ = tags.popFirst()
         }
-        // Behind an open delivery: acked on its own, and remembered until the front reaches it.
-        for tag in pendingAcks[next...] {
-            singles.append(tag)
-            settledAhead.insert(tag)
-        }
+        unknown += pendingAcks[next...]
+        open = stillOpen
         pendingAcks.removeAll(keepingCapacity: true)
+
+        // Below the oldest open delivery everything is settled now: one `multiple` ack covers it.
+        let below = stillOpen.first.map { limit in acked.prefix { $0 < limit }.count } ?? acked.count
+        let upTo = below > 0 ? acked[below - 1] : nil
+        let singles = (acked[below...] + unknown).sorted()
         return (upTo, singles)
     }
 
     /// The channel is gone (a new connection or channel starts its tags at 1 again).
     mutating func reset() {
-        tags.removeAll()
-        settledAhead.removeAll()
+        open.removeAll()
         pendingAcks.removeAll()
     }
 
-    private mutating func dropSettledFront() {
-        while let first = tags.first, settledAhead.remove(first) != nil { _ = tags.popFirst() }
+    /// The index of `tag` in `open`, by binary search.
+    private func position(of tag: UInt64) -> Int? {
+        var low = 0
+        var high = open.count
+        while low < high {
+            let middle = (low + high) / 2
+            if open[middle] < tag { low = middle + 1 } else { high = middle }
+        }
+        return low < open.count && open[low] == tag ? low : nil
     }
 }
