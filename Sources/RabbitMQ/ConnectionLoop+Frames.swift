@@ -54,7 +54,14 @@ extension ConnectionLoop {
     }
 
     private func handleMethod(_ method: amqp_method_t, on channel: ChannelState) {
-        guard let decoded = method.decoded else { return }
+        guard let decoded = method.decoded else {
+            // A delivery whose tag is unknown could later be covered by a `multiple` ack without anyone having
+            // seen it: give the connection up instead, and the broker requeues every unsettled delivery.
+            if method.id == AMQP_BASIC_DELIVER_METHOD {
+                fail(with: AMQPError(.protocolError, "a basic.deliver frame could not be decoded"))
+            }
+            return
+        }
         if case .closing = phase {
             // After connection.close only confirms still mean something; nothing may be sent in reply.
             if method.id == AMQP_BASIC_ACK_METHOD || method.id == AMQP_BASIC_NACK_METHOD,
@@ -67,6 +74,8 @@ extension ConnectionLoop {
         switch method.id {
         case AMQP_BASIC_DELIVER_METHOD:
             let deliver = decoded.assumingMemoryBound(to: amqp_basic_deliver_t.self).pointee
+            // Open from now on as far as the broker is concerned, whether or not its content arrives whole.
+            if case .consumer(let consumer) = channel.role { consumer.unsettled.delivered(deliver.delivery_tag) }
             channel.content = IncomingContent(
                 kind: .delivery(deliveryTag: deliver.delivery_tag, redelivered: deliver.redelivered != 0),
                 exchange: String(amqpBytes: deliver.exchange), routingKey: String(amqpBytes: deliver.routing_key))
@@ -147,9 +156,7 @@ extension ConnectionLoop {
         guard let content = channel.content.take() else { return }
         switch content.kind {
         case .delivery(let deliveryTag, let redelivered):
-            guard case .consumer(let consumer) = channel.role else { return }
-            consumer.unsettled.delivered(deliveryTag)
-            guard !channel.isClosing else { return }
+            guard case .consumer(let consumer) = channel.role, !channel.isClosing else { return }
             if consumer.outbox.isEmpty { consumersWithOutbox.append(consumer) }
             consumer.outbox.append(
                 AMQPDelivery(

@@ -39,7 +39,8 @@ struct UnsettledDeliveries {
     }
 
     /// The frames that settle the pending acks: at most one `multiple` ack (`upTo`) for those below the oldest
-    /// delivery still open, and single acks (`singles`, ascending) for the rest. Clears the pending acks.
+    /// delivery still open, and single acks (`singles`) for the rest: ascending, those of open deliveries first.
+    /// Clears the pending acks.
     mutating func takeAcks() -> (upTo: UInt64?, singles: [UInt64]) {
         guard !pendingAcks.isEmpty else { return (nil, []) }
         pendingAcks.sort()
@@ -73,8 +74,9 @@ struct UnsettledDeliveries {
         // Below the oldest open delivery everything is settled now: one `multiple` ack covers it.
         let below = stillOpen.first.map { limit in acked.prefix { $0 < limit }.count } ?? acked.count
         let upTo = below > 0 ? acked[below - 1] : nil
-        let singles = (acked[below...] + unknown).sorted()
-        return (upTo, singles)
+        // Acks of open deliveries before the others: a tag the broker does not hold closes the channel, and
+        // whatever follows it on that channel is lost.
+        return (upTo, Array(acked[below...]) + unknown.sorted())
     }
 
     /// The channel is gone (a new connection or channel starts its tags at 1 again).

@@ -127,6 +127,7 @@ import Testing
             try await consumer.cancel()
             // The acks and the cancel went out in order on one channel: the broker holds only the open one.
             #expect(try await connection.queueMessageCount(queue) == 0)
+            withExtendedLifetime(consumer) {}  // released only here, after the check above
         }
         try await withTimeout(.seconds(15)) {
             while try await connection.queueMessageCount(queue) == 0 {
@@ -140,6 +141,34 @@ import Testing
         #expect(redelivered.body == open.body)
         #expect(redelivered.redelivered)
         try await again.ack(redelivered)
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
+    /// A nack in the middle of a burst of acks goes out at once; the acks that follow may then be one `multiple`
+    /// ack past it, which must not take the requeued message with it.
+    @Test func aNackAmongABurstOfAcksIsRequeuedAndTheRestAreAcknowledged() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+        for index in 0..<10 { try await connection.publish([UInt8(index)], routingKey: queue) }
+        let consumer = try await connection.consume(queue: queue, prefetch: 20)
+        var deliveries: [AMQPDelivery] = []
+        for _ in 0..<10 { deliveries.append(try await consumer.nextDelivery()) }
+
+        for (index, delivery) in deliveries.enumerated() {
+            if index == 4 {
+                try await consumer.nack(delivery, requeue: true)
+            } else {
+                try await consumer.ack(delivery)
+            }
+        }
+        let again = try await consumer.nextDelivery()
+        #expect(again.body == deliveries[4].body)
+        #expect(again.redelivered)
+        try await consumer.ack(again)
+        try await consumer.cancel()
+        #expect(try await connection.queueMessageCount(queue) == 0)
         try await connection.deleteQueue(queue)
         await connection.close()
     }
