@@ -208,8 +208,9 @@ extension Store {
                                 \(items.map { $0.writeBack.failures.count + $0.writeBack.rejectedTokens })::integer[],
                                 \(items.map(\.writeBack.retried))::integer[], \(items.map(\.writeBack.expired))::integer[])
                         AS i(job_id, seq, attempt, sent, failed, retried, expired)
-                    WHERE b.job_id = ANY(\(items.map(\.key.job))) -- an index condition, whatever the planner thinks of unnest
-                      AND b.job_id = i.job_id AND b.seq = i.seq AND b.attempt = i.attempt AND b.state = 'pending'
+                    -- driven from the unnest: one primary-key probe per batch (with `job_id = ANY(…)` as well, the
+                    -- planner put the pending batches outside and rescanned the unnest for each: quadratic)
+                    WHERE b.job_id = i.job_id AND b.seq = i.seq AND b.attempt = i.attempt AND b.state = 'pending'
                     RETURNING b.job_id, b.seq, b.attempt
                     """,
                     logger: logger

@@ -198,7 +198,8 @@ struct BatchDeliverer: Sendable {
 
         var stopped: [(PreparedJob, APNSReason)] = []
         for ((small, _, _), result) in zip(sendable, results) {
-            let batch = BatchMessage(job: small.job.id, seq: 0, attempt: 1, tokens: small.tokens.map(\.hex))
+            // Only its key matters from here on (a retry or park lists the failed tokens itself).
+            let batch = BatchMessage(job: small.job.id, seq: 0, attempt: 1, tokens: [])
             var writeBack = Self.firstWriteBack(of: small.job, devices: small.tokens.count)
             let (retry, jobFailure) = try await settle(result, batch: batch, into: &writeBack, tally: &tally)
             if let jobFailure {
