@@ -37,12 +37,7 @@ public struct APNSClientConfiguration: Sendable {
             p12Path: String,
             passphrase: String
         ) throws(APNSTransportError) -> Authentication {
-            do {
-                let bundle = try NIOSSLPKCS12Bundle(file: p12Path, passphrase: Array(passphrase.utf8))
-                return .certificate(chain: bundle.certificateChain, privateKey: bundle.privateKey)
-            } catch {
-                throw APNSTransportError(.tlsFailed, "cannot open the PKCS#12 bundle", underlying: error)
-            }
+            try certificate { try NIOSSLPKCS12Bundle(file: p12Path, passphrase: Array(passphrase.utf8)) }
         }
 
         /// Certificate-based authentication from the bytes of a PKCS#12 bundle and its passphrase.
@@ -50,8 +45,14 @@ public struct APNSClientConfiguration: Sendable {
             p12Bytes: [UInt8],
             passphrase: String
         ) throws(APNSTransportError) -> Authentication {
+            try certificate { try NIOSSLPKCS12Bundle(buffer: p12Bytes, passphrase: Array(passphrase.utf8)) }
+        }
+
+        private static func certificate(
+            opening open: () throws -> NIOSSLPKCS12Bundle
+        ) throws(APNSTransportError) -> Authentication {
             do {
-                let bundle = try NIOSSLPKCS12Bundle(buffer: p12Bytes, passphrase: Array(passphrase.utf8))
+                let bundle = try open()
                 return .certificate(chain: bundle.certificateChain, privateKey: bundle.privateKey)
             } catch {
                 throw APNSTransportError(.tlsFailed, "cannot open the PKCS#12 bundle", underlying: error)
