@@ -66,6 +66,8 @@ import Testing
             let text = String(decoding: bytes, as: UTF8.self)
             let reread = try Self.reference(text)
             #expect(try PayloadValue(json: bytes) == reread, "\(text)")
+            // And it is the value that was written (an integral number reads back as an integer).
+            #expect(try PayloadValue(json: bytes) == Self.normalized(value), "\(text)")
             // Foundation's JSONSerialization agrees that it is JSON, too.
             #expect((try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) != nil)
         }
@@ -86,6 +88,16 @@ import Testing
                 members[randomString(using: &generator)] = randomValue(depth: depth + 1, using: &generator)
             }
             return .object(members)
+        }
+    }
+
+    /// `value` as reading its JSON gives it: numbers with an integral value become integers.
+    static func normalized(_ value: PayloadValue) -> PayloadValue {
+        switch value {
+        case .number(let number) where number == number.rounded() && abs(number) < 9.0e15: return .integer(Int64(number))
+        case .array(let values): return .array(values.map(normalized))
+        case .object(let members): return .object(members.mapValues(normalized))
+        default: return value
         }
     }
 

@@ -49,14 +49,15 @@ import Testing
         }
     }
 
-    @Test func wrongPassphraseFailsClearly() {
+    @Test func wrongPassphraseFailsClearly() throws {
         let error = #expect(throws: APNSTransportError.self) {
             try APNSClientConfiguration.Authentication.certificate(
                 p12Bytes: TestCredentials.clientCertificateP12,
                 passphrase: "wrong"
             )
         }
-        #expect(error?.code == .tlsFailed)
-        #expect(!"\(error!)".contains("wrong"))
+        let thrown = try #require(error)
+        #expect(thrown.code == .tlsFailed)
+        #expect(!"\(thrown)".contains("wrong"))
     }
 }

@@ -38,13 +38,7 @@ import Glibc
 
             let worker = try harness.startWorker()
             let expected = Set(ids)
-            _ = await harness.events.wait { events in
-                let finished = Set(events.compactMap { event -> String? in
-                    if case .finished(let id, .done) = event { return id }
-                    return nil
-                })
-                return finished.isSuperset(of: expected)
-            }
+            await harness.waitUntilFinished(expected, in: .done)
             try await worker.stop()
 
             for (i, device) in live.enumerated() {
@@ -67,13 +61,7 @@ import Glibc
             }
             let worker = try harness.startWorker()
             let expected = Set((0..<devices.count).map { "rejected-\($0)" })
-            _ = await harness.events.wait { events in
-                let failed = Set(events.compactMap { event -> String? in
-                    if case .finished(let id, .failed) = event { return id }
-                    return nil
-                })
-                return failed.isSuperset(of: expected)
-            }
+            await harness.waitUntilFinished(expected, in: .failed)
             try await worker.stop()
             for id in expected {
                 let status = try #require(try await harness.store.job(id: id))
@@ -88,19 +76,8 @@ import Glibc
     @Test func aWorkerKilledInTheMiddleOfAGroupLosesNoJob() async throws {
         try await WorkerHarness.with(simulator: { $0.responseDelay = .milliseconds(3) }) { harness in
             let devices = try await harness.importDevices(count: 600)
-            let appsFile = harness.appsDirectory + "/apps.json"
-            try JSONEncoder().encode(harness.apps).write(to: URL(fileURLWithPath: appsFile))
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CrashTests.heraldExecutable)
-            process.arguments = [
-                "worker", "--apps-file", appsFile, "--queue-prefix", harness.topology.prefix, "--metrics-port", "0",
-                "--log-level", "warning",
-            ]
-            var environment = ProcessInfo.processInfo.environment
-            environment["HERALD_AMQP_URL"] = TestServices.amqpURL
-            environment["HERALD_DATABASE_URL"] = harness.database.url
-            process.environment = environment
-            try process.run()
+            let process = try harness.spawnWorkerProcess()
+            defer { if process.isRunning { process.terminate() } }  // if the test fails before the kill
 
             let ids = devices.indices.map { "killed-\($0)" }
             for (id, device) in zip(ids, devices) { try await harness.publish(Self.job(id, tokens: [device.token.hex])) }
@@ -115,13 +92,7 @@ import Glibc
             for id in ids where try await harness.store.job(id: id)?.state != .done { unfinished.insert(id) }
             let survivor = try harness.startWorker()
             let awaited = unfinished
-            _ = await harness.events.wait { events in
-                let finished = Set(events.compactMap { event -> String? in
-                    if case .finished(let id, .done) = event { return id }
-                    return nil
-                })
-                return finished.isSuperset(of: awaited)
-            }
+            await harness.waitUntilFinished(awaited, in: .done)
             try await survivor.stop()
 
             var duplicates = 0

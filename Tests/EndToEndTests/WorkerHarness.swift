@@ -127,6 +127,40 @@ final class WorkerHarness: Sendable {
         return .failed
     }
 
+    /// Waits until every job in `ids` is finished (by a worker event) in `state`.
+    func waitUntilFinished(_ ids: Set<String>, in state: JobState) async {
+        _ = await events.wait { events in
+            let finished = Set(events.compactMap { event -> String? in
+                if case .finished(let id, state) = event { return id }
+                return nil
+            })
+            return finished.isSuperset(of: ids)
+        }
+    }
+
+    /// Starts a real `herald worker` process on this harness's queues, database and apps (for tests that kill it).
+    func spawnWorkerProcess(arguments extra: [String] = []) throws -> Process {
+        let appsFile = appsDirectory + "/apps.json"
+        try JSONEncoder().encode(apps).write(to: URL(fileURLWithPath: appsFile))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.heraldExecutable)
+        process.arguments = [
+            "worker", "--apps-file", appsFile, "--queue-prefix", topology.prefix, "--metrics-port", "0",
+            "--log-level", "warning",
+        ] + extra
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_AMQP_URL"] = TestServices.amqpURL
+        environment["HERALD_DATABASE_URL"] = database.url
+        process.environment = environment
+        try process.run()
+        return process
+    }
+
+    /// The `herald` executable built next to the test bundle.
+    static var heraldExecutable: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("herald").path
+    }
+
     /// The simulator's accepted notifications for job `id` (payload custom key `job`), as tokens.
     func received(job id: String) -> [String] {
         simulator.records.compactMap { record in

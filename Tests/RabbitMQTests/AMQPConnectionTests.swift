@@ -125,17 +125,10 @@ import Testing
             open = deliveries.remove(at: 17)
             for delivery in deliveries { try await consumer.ack(delivery) }
             try await consumer.cancel()
-            // The acks and the cancel went out in order on one channel: the broker holds only the open one.
-            #expect(try await connection.queueMessageCount(queue) == 0)
-            withExtendedLifetime(consumer) {}  // released only here, after the check above
         }
-        try await withTimeout(.seconds(15)) {
-            while try await connection.queueMessageCount(queue) == 0 {
-                try Task.checkCancellation()
-                await Task.yield()
-            }
-        }
-        #expect(try await connection.queueMessageCount(queue) == 1)
+        // Releasing the consumer closed its channel: the broker requeues what it still counts as unacknowledged,
+        // all at once. Exactly one message means the 39 acks arrived and none of them took the open one along.
+        #expect(try await connection.waitForReadyMessages(in: queue) == 1)
         let again = try await connection.consume(queue: queue, prefetch: 1)
         let redelivered = try await again.nextDelivery()
         #expect(redelivered.body == open.body)
@@ -152,23 +145,33 @@ import Testing
         let queue = Broker.uniqueQueue()
         _ = try await connection.declareQueue(queue, durable: false)
         for index in 0..<10 { try await connection.publish([UInt8(index)], routingKey: queue) }
-        let consumer = try await connection.consume(queue: queue, prefetch: 20)
-        var deliveries: [AMQPDelivery] = []
-        for _ in 0..<10 { deliveries.append(try await consumer.nextDelivery()) }
-
-        for (index, delivery) in deliveries.enumerated() {
-            if index == 4 {
-                try await consumer.nack(delivery, requeue: true)
-            } else {
-                try await consumer.ack(delivery)
+        let last: AMQPDelivery
+        do {
+            let consumer = try await connection.consume(queue: queue, prefetch: 20)
+            var deliveries: [AMQPDelivery] = []
+            for _ in 0..<10 { deliveries.append(try await consumer.nextDelivery()) }
+            // The last stays open, as a marker: it is all the broker should hold when the channel closes.
+            last = deliveries.removeLast()
+            for (index, delivery) in deliveries.enumerated() {
+                if index == 4 {
+                    try await consumer.nack(delivery, requeue: true)
+                } else {
+                    try await consumer.ack(delivery)
+                }
             }
+            let again = try await consumer.nextDelivery()
+            #expect(again.body == deliveries[4].body)
+            #expect(again.redelivered)
+            try await consumer.ack(again)
+            try await consumer.cancel()
         }
-        let again = try await consumer.nextDelivery()
-        #expect(again.body == deliveries[4].body)
-        #expect(again.redelivered)
-        try await consumer.ack(again)
-        try await consumer.cancel()
-        #expect(try await connection.queueMessageCount(queue) == 0)
+        // The consumer is released: exactly the open marker comes back, so every ack (before and after the nack,
+        // and of the redelivery) was applied and none reached past the marker.
+        #expect(try await connection.waitForReadyMessages(in: queue) == 1)
+        let check = try await connection.consume(queue: queue, prefetch: 1)
+        let marker = try await check.nextDelivery()
+        #expect(marker.body == last.body)
+        try await check.ack(marker)
         try await connection.deleteQueue(queue)
         await connection.close()
     }

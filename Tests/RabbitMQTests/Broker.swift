@@ -108,6 +108,21 @@ func withTimeout<T: Sendable>(
     }
 }
 
+extension AMQPConnection {
+    /// Waits until `queue` has ready messages (a closed channel's unacknowledged ones come back all at once) and
+    /// returns how many; fails after 15 s.
+    func waitForReadyMessages(in queue: String) async throws -> UInt32 {
+        try await withTimeout(.seconds(15)) {
+            while true {
+                let count = try await self.queueMessageCount(queue)
+                if count > 0 { return count }
+                try Task.checkCancellation()
+                await Task.yield()
+            }
+        }
+    }
+}
+
 extension AMQPConsumer {
     /// The next delivery, failing the test if the iteration ends or nothing arrives in time.
     func nextDelivery(_ limit: Duration = .seconds(15)) async throws -> AMQPDelivery {
