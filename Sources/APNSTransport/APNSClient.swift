@@ -11,12 +11,12 @@ import Synchronization
 /// ``APNSClientConfiguration/maximumQueuedRequests`` requests at once; further `send` calls wait for room.
 /// APNs' answers, rejections included, are returned as ``APNSOutcome``; only a transport failure throws.
 public final class APNSClient: Sendable {
-    private typealias Pool = PoolStateMachine<APNSConnection>
+    typealias Pool = PoolStateMachine<APNSConnection>
 
     private let configuration: APNSClientConfiguration
     private let eventLoopGroup: any EventLoopGroup
-    private let logger: Logger
-    private let metrics: APNSTransportMetrics
+    let logger: Logger
+    let metrics: APNSTransportMetrics
     private let sslContext: Result<NIOSSLContext, APNSTransportError>
     private let pool: Mutex<Pool>
     private let ids = Atomic<Int>(0)
@@ -89,20 +89,33 @@ public final class APNSClient: Sendable {
     /// Sends with the transport's retries: refused streams and requests a closing connection never sent go to
     /// another connection; with token auth, ExpiredProviderToken refreshes the token once and
     /// UnrelatedKeyIdInToken retries once on a new connection.
-    private func sendWithRetries(_ request: APNSRequest) async throws(APNSTransportError) -> APNSOutcome {
-        let cache: ProviderTokenCache?
-        switch configuration.authentication {
-        case .token(let tokenCache): cache = tokenCache
-        case .certificate: cache = nil
-        }
+    ///
+    /// - Parameter first: the result of a first try already made (by a batch) with `token`.
+    func sendWithRetries(
+        _ request: APNSRequest,
+        after first: (result: APNSStreamResult, token: ProviderTokenCache.Token?)? = nil
+    ) async throws(APNSTransportError) -> APNSOutcome {
+        let cache = tokenCache
         var token: ProviderTokenCache.Token? = nil
-        if let cache { token = try providerToken { () throws(ProviderTokenError) in try cache.current() } }
+        var pending: APNSStreamResult? = nil
+        if let first {
+            (pending, token) = first
+        } else if let cache {
+            token = try providerToken { () throws(ProviderTokenError) in try cache.current() }
+        }
         var refreshed = false
         var movedForKey = false
         var refusals = 0
         var requeues = 0
         while true {
-            switch await attempt(request, bearerToken: token?.value) {
+            let result: APNSStreamResult
+            if let taken = pending {
+                result = taken
+                pending = nil
+            } else {
+                result = await attempt(request, bearerToken: token?.value)
+            }
+            switch result {
             case .response(let outcome) where outcome.status == 403 && outcome.reason == .unrelatedKeyIdInToken:
                 // The connection was replaced in `attempt`; retry once on a new one.
                 guard !movedForKey else { return outcome }
@@ -129,7 +142,15 @@ public final class APNSClient: Sendable {
         }
     }
 
-    private func providerToken(
+    /// The provider token cache with token authentication; nil with a certificate.
+    var tokenCache: ProviderTokenCache? {
+        switch configuration.authentication {
+        case .token(let cache): cache
+        case .certificate: nil
+        }
+    }
+
+    func providerToken(
         _ body: () throws(ProviderTokenError) -> ProviderTokenCache.Token
     ) throws(APNSTransportError) -> ProviderTokenCache.Token {
         do {
@@ -148,12 +169,17 @@ public final class APNSClient: Sendable {
         case .failure(let error):
             return .failure(error)
         }
-        if lease.isNew { start(lease.connection) }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<APNSStreamResult, Never>) in
             lease.connection.enqueue(
-                APNSPendingRequest(request: request, bearerToken: bearerToken, continuation: continuation)
+                APNSPendingRequest(request: request, bearerToken: bearerToken, receiver: .task(continuation))
             )
         }
+        finish(lease, with: result)
+        return result
+    }
+
+    /// What one try teaches about its connection, then its room passes on. Called once per lease, on any thread.
+    func finish(_ lease: Pool.Lease, with result: APNSStreamResult) {
         switch result {
         case .notSent, .refused:
             if !lease.connection.isAcceptingRequests {
@@ -175,7 +201,6 @@ public final class APNSClient: Sendable {
             }
         }
         release(lease)
-        return result
     }
 
     /// Consecutive request timeouts after which a connection is replaced.
@@ -209,15 +234,21 @@ public final class APNSClient: Sendable {
         connection.start()
     }
 
-    private func acquire() async -> Result<Pool.Lease, APNSTransportError> {
-        if case .failure(let error) = sslContext { return .failure(error) }
-        let action = pool.withLock { pool in pool.acquire(waiter: nil, makeConnection: makeConnection) }
-        switch action {
+    func acquire() async -> Result<Pool.Lease, APNSTransportError> {
+        switch tryAcquire() {
         case .leased(let lease): return .success(lease)
         case .fail(let error): return .failure(error)
-        case .wait: break
+        case .wait: return await waitForRoom()
         }
-        return await waitForRoom()
+    }
+
+    /// Room and a connection if the client has room now; never waits. Whoever takes a lease of a new connection from
+    /// the pool starts it, once: here, in `waitForRoom`, or in `release` for the waiter it passes room to.
+    func tryAcquire() -> Pool.AcquireAction {
+        if case .failure(let error) = sslContext { return .fail(error) }
+        let action = pool.withLock { pool in pool.acquire(waiter: nil, makeConnection: makeConnection) }
+        if case .leased(let lease) = action, lease.isNew { start(lease.connection) }
+        return action
     }
 
     /// Waits until a finished request passes its room on (or the client shuts down, or the task is cancelled).
@@ -229,7 +260,9 @@ public final class APNSClient: Sendable {
                     pool.acquire(waiter: (id, continuation), makeConnection: makeConnection)
                 }
                 switch action {
-                case .leased(let lease): continuation.resume(returning: .success(lease))
+                case .leased(let lease):
+                    if lease.isNew { start(lease.connection) }
+                    continuation.resume(returning: .success(lease))
                 case .fail(let error): continuation.resume(returning: .failure(error))
                 case .wait: break
                 }
@@ -241,7 +274,8 @@ public final class APNSClient: Sendable {
         }
     }
 
-    private func release(_ lease: Pool.Lease) {
+    /// Gives a lease's room back (to a waiter if one waits).
+    func release(_ lease: Pool.Lease) {
         if let (waiter, next) = pool.withLock({ $0.release(lease, makeConnection: makeConnection) }) {
             if next.isNew { start(next.connection) }
             waiter.resume(returning: .success(next))

@@ -125,8 +125,8 @@ final class APNSConnection: Sendable {
 
     // MARK: Requests (any thread)
 
-    /// Hands a request to the connection. If the connection no longer takes requests the continuation is resumed at
-    /// once with a retry (or the connection's failure), so the caller never waits on a dead connection.
+    /// Hands a request to the connection. If the connection no longer takes requests the receiver gets a retry (or the
+    /// connection's failure) at once, so the caller never waits on a dead connection.
     func enqueue(_ request: APNSPendingRequest) {
         enum Action {
             case none
@@ -155,7 +155,9 @@ final class APNSConnection: Sendable {
         case .schedule(let handler):
             eventLoop.execute { handler.value.drainInbox() }
         case .reject(let result):
-            request.continuation.resume(returning: result)
+            // Later, on the event loop: a batch answers a rejection by enqueueing its next request, which must not
+            // recurse through here once per request of the batch.
+            eventLoop.execute { request.receiver.deliver(result) }
         }
     }
 
@@ -254,7 +256,7 @@ final class APNSConnection: Sendable {
         // Requests that waited for a connection that never came up fail with its error: retrying them on a fresh
         // connection would most likely fail the same way (bad trust, unreachable host).
         for request in inbox {
-            request.continuation.resume(returning: wasConnecting ? .failure(error) : Self.resultForUnsent(error))
+            request.receiver.deliver(wasConnecting ? .failure(error) : Self.resultForUnsent(error))
         }
         logger.debug("APNs connection closed", metadata: ["reason": "\(error)"])
         onUnusable(self)

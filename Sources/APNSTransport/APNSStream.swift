@@ -15,12 +15,26 @@ enum APNSStreamResult: Sendable {
     case failure(APNSTransportError)
 }
 
+/// Who takes a request's result: the task of one `send`, or a batch (``APNSClient/sendAll(count:concurrency:request:onAnswer:)``)
+/// that takes each result where it arrives, on the event loop, without waking a task per request.
+enum APNSResultReceiver: Sendable {
+    case task(CheckedContinuation<APNSStreamResult, Never>)
+    case batch(@Sendable (APNSStreamResult) -> Void)
+
+    func deliver(_ result: APNSStreamResult) {
+        switch self {
+        case .task(let continuation): continuation.resume(returning: result)
+        case .batch(let receive): receive(result)
+        }
+    }
+}
+
 /// A request handed to a connection, crossing from the caller's task to the event loop.
 struct APNSPendingRequest: Sendable {
     var request: APNSRequest
     /// The provider token (JWT) for the `authorization` header; nil with certificate auth.
     var bearerToken: String?
-    var continuation: CheckedContinuation<APNSStreamResult, Never>
+    var receiver: APNSResultReceiver
 }
 
 /// One request on one connection, owned by the connection handler on its event loop.
@@ -38,7 +52,7 @@ final class APNSStream {
     let request: APNSRequest
     let bearerToken: String?
     let deadline: NIODeadline
-    private var continuation: CheckedContinuation<APNSStreamResult, Never>?
+    private var receiver: APNSResultReceiver?
 
     /// How many payload bytes nghttp2 has taken so far.
     var bodyOffset = 0
@@ -55,7 +69,7 @@ final class APNSStream {
     init(_ pending: APNSPendingRequest, deadline: NIODeadline) {
         self.request = pending.request
         self.bearerToken = pending.bearerToken
-        self.continuation = pending.continuation
+        self.receiver = pending.receiver
         self.deadline = deadline
     }
 
@@ -67,9 +81,9 @@ final class APNSStream {
     /// Resumes the caller once; later calls are ignored.
     func complete(_ result: APNSStreamResult) {
         state = .done
-        guard let continuation else { return }
-        self.continuation = nil
-        continuation.resume(returning: result)
+        guard let receiver else { return }
+        self.receiver = nil
+        receiver.deliver(result)
     }
 
     /// The outcome built from what the server sent.

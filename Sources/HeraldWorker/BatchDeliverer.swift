@@ -178,21 +178,38 @@ struct BatchDeliverer: Sendable {
             sendable.append((small, client, RequestList(template: job.template, bundleID: app.topic, tokens: small.tokens, payloads: nil)))
         }
 
-        // Every job's notifications at once, up to `sendConcurrency` in flight (a job is never split).
-        let results = try await withThrowingTaskGroup(of: (Int, [(DeviceToken, Disposition, Int)]).self) { group in
-            var collected = [[(DeviceToken, Disposition, Int)]](repeating: [], count: sendable.count)
-            var inFlight = 0
-            for (index, (small, client, requests)) in sendable.enumerated() {
-                while inFlight > 0 && inFlight + requests.count > configuration.sendConcurrency, let (done, result) = try await group.next() {
-                    collected[done] = result
-                    inFlight -= sendable[done].2.count
+        // Every job's notifications at once, one transport batch per APNs client, up to `sendConcurrency` in flight.
+        var byClient: [ObjectIdentifier: (client: APNSClient, jobs: [Int])] = [:]
+        for (number, (_, client, _)) in sendable.enumerated() {
+            byClient[ObjectIdentifier(client), default: (client, [])].jobs.append(number)
+        }
+        let policy = configuration.retryPolicy
+        let results = await withTaskGroup(of: [(Int, [(DeviceToken, Disposition, Int)])].self) { group in
+            for (client, numbers) in byClient.values {
+                let shares = numbers.map { number in
+                    let (small, _, requests) = sendable[number]
+                    return Share(
+                        requests: requests,
+                        range: 0..<requests.count,
+                        stop: StopFlag(job: small.job.id, registry: stoppedJobs),
+                        publishedAt: small.publishedAt
+                    )
                 }
-                inFlight += requests.count
                 group.addTask {
-                    (index, try await send(requests, job: small.job, client: client, throttle: nil, publishedAt: small.publishedAt))
+                    let results = await Self.sendShares(
+                        shares,
+                        through: client,
+                        concurrency: configuration.sendConcurrency,
+                        policy: policy,
+                        metrics: metrics
+                    )
+                    return Array(zip(numbers, results))
                 }
             }
-            for try await (done, result) in group { collected[done] = result }
+            var collected = [[(DeviceToken, Disposition, Int)]](repeating: [], count: sendable.count)
+            for await done in group {
+                for (number, result) in done { collected[number] = result }
+            }
             return collected
         }
 
@@ -346,25 +363,107 @@ struct BatchDeliverer: Sendable {
                 let wait = try await store.throttle(job: job.id, count: slice.count, perSecond: throttle)
                 if wait > .zero { try await Task.sleep(for: wait) }
             }
-            // A fixed set of senders, each taking the next request until none is left: at most `sendConcurrency`
-            // in flight, and a task per sender rather than per notification.
-            let next = NextIndex()
-            results += await withTaskGroup(of: [(DeviceToken, Disposition, Int)].self) { group in
-                for _ in 0..<min(configuration.sendConcurrency, slice.count) {
-                    group.addTask {
-                        var sent: [(DeviceToken, Disposition, Int)] = []
-                        while let index = next.take(below: slice.count) {
-                            let request = requests[slice.lowerBound + index]
-                            sent.append(await Self.sendOne(request, client: client, policy: policy, stop: stop, metrics: metrics, publishedAt: publishedAt))
-                        }
-                        return sent
-                    }
-                }
-                var collected: [(DeviceToken, Disposition, Int)] = []
-                collected.reserveCapacity(slice.count)
-                for await sent in group { collected += sent }
-                return collected
+            let share = Share(requests: requests, range: slice, stop: stop, publishedAt: publishedAt)
+            results += await Self.sendShares(
+                [share],
+                through: client,
+                concurrency: configuration.sendConcurrency,
+                policy: policy,
+                metrics: metrics
+            )[0]
+        }
+        return results
+    }
+
+    /// One job's share of a transport batch.
+    struct Share: Sendable {
+        var requests: RequestList
+        var range: Range<Int>
+        var stop: StopFlag
+        /// When the producer published the job (ms since 1970).
+        var publishedAt: Int64
+    }
+
+    /// Sends the shares' requests through `client` as one transport batch (answers taken on the event loop, no
+    /// task per notification), then retries transient failures in-process with jittered backoff. Returns each
+    /// share's results, in order. A share whose job stops (rejected as a whole) sends nothing more.
+    private static func sendShares(
+        _ shares: [Share],
+        through client: APNSClient,
+        concurrency: Int,
+        policy: RetryPolicy,
+        metrics: WorkerMetrics
+    ) async -> [[(DeviceToken, Disposition, Int)]] {
+        // Flat index -> (share, index in its request list).
+        var owners: [(share: Int, index: Int)] = []
+        owners.reserveCapacity(shares.reduce(0) { $0 + $1.range.count })
+        for (number, share) in shares.enumerated() {
+            for index in share.range { owners.append((number, index)) }
+        }
+        let locate = owners
+        let answers = await client.sendAll(
+            count: locate.count,
+            concurrency: concurrency,
+            request: { flat in
+                let (number, index) = locate[flat]
+                // Not sent once the job is known rejected as a whole (the probe, another batch, or this one).
+                return shares[number].stop.isSet ? nil : shares[number].requests[index]
             }
+        ) { flat, answer in
+            // As answers arrive: the latency of delivered ones, and a job-level rejection stops the job's rest.
+            let share = shares[locate[flat].share]
+            switch disposition(for: DeliveryResult(answer), attempt: 1, policy: policy, jitter: 0) {
+            case .failJob: share.stop.set()
+            case .delivered: recordLatency(metrics, publishedAt: share.publishedAt)
+            default: break
+            }
+        }
+        var results = shares.map { share -> [(DeviceToken, Disposition, Int)] in
+            var results: [(DeviceToken, Disposition, Int)] = []
+            results.reserveCapacity(share.range.count)
+            return results
+        }
+        var retries: [(flat: Int, delay: Duration)] = []
+        for (flat, answer) in answers.enumerated() {
+            let (number, index) = locate[flat]
+            let token = shares[number].requests.tokens[index]
+            guard let answer else {
+                // Not sent: the job stopped.
+                results[number].append((token, .failJob(reason: StopFlag.stopped), 0))
+                continue
+            }
+            let result = DeliveryResult(answer)
+            let decided = disposition(for: result, attempt: 1, policy: policy, jitter: result.isSuccess ? 0 : Double.random(in: 0...1))
+            if case .retry(_, let delay) = decided { retries.append((flat, delay)) }
+            results[number].append((token, decided, 0))
+        }
+        guard !retries.isEmpty else { return results }
+        let retried = await withTaskGroup(of: (Int, (DeviceToken, Disposition, Int)).self) { group in
+            var running = 0
+            var collected: [(Int, (DeviceToken, Disposition, Int))] = []
+            for (flat, delay) in retries {
+                if running == concurrency, let done = await group.next() {
+                    collected.append(done)
+                    running -= 1
+                }
+                running += 1
+                group.addTask {
+                    try? await Task.sleep(for: delay)
+                    let share = shares[locate[flat].share]
+                    let request = share.requests[locate[flat].index]
+                    let result = await sendOne(
+                        request, client: client, policy: policy, stop: share.stop, metrics: metrics,
+                        publishedAt: share.publishedAt, from: 2
+                    )
+                    return (flat, result)
+                }
+            }
+            for await done in group { collected.append(done) }
+            return collected
+        }
+        for (flat, result) in retried {
+            let (number, index) = locate[flat]
+            results[number][index - shares[number].range.lowerBound] = result
         }
         return results
     }
@@ -376,9 +475,10 @@ struct BatchDeliverer: Sendable {
         policy: RetryPolicy,
         stop: StopFlag,
         metrics: WorkerMetrics,
-        publishedAt: Int64
+        publishedAt: Int64,
+        from firstAttempt: Int = 1
     ) async -> (DeviceToken, Disposition, Int) {
-        var attempt = 1
+        var attempt = firstAttempt
         while true {
             if stop.isSet { return (request.deviceToken, .failJob(reason: StopFlag.stopped), attempt - 1) }
             let result: DeliveryResult
@@ -388,8 +488,7 @@ struct BatchDeliverer: Sendable {
                 result = .transportFailure(error.code.description)
             }
             // The jitter only matters for a retry; drawing it for every success cost a getrandom call each.
-            let jitter: Double
-            if case .answered(let outcome) = result, outcome.isSuccess { jitter = 0 } else { jitter = Double.random(in: 0...1) }
+            let jitter = result.isSuccess ? 0 : Double.random(in: 0...1)
             let decided = disposition(for: result, attempt: attempt, policy: policy, jitter: jitter)
             switch decided {
             case .retry(_, let delay):
@@ -399,13 +498,18 @@ struct BatchDeliverer: Sendable {
             case .failJob:
                 stop.set()
             case .delivered:
-                let elapsed = Int64(Date().timeIntervalSince1970 * 1000) - publishedAt
-                metrics.latency.recordMilliseconds(max(elapsed, 0))
+                recordLatency(metrics, publishedAt: publishedAt)
             default:
                 break
             }
             return (request.deviceToken, decided, attempt - 1)
         }
+    }
+
+    /// End-to-end latency of a delivered notification: from the producer's publish to APNs' answer.
+    private static func recordLatency(_ metrics: WorkerMetrics, publishedAt: Int64) {
+        let elapsed = Int64(Date().timeIntervalSince1970 * 1000) - publishedAt
+        metrics.latency.recordMilliseconds(max(elapsed, 0))
     }
 
     // MARK: Retries, parking, completion
@@ -534,14 +638,18 @@ struct RequestList: Sendable {
     }
 }
 
-/// Hands out 0, 1, 2, … to concurrent senders.
-private final class NextIndex: Sendable {
-    private let value = Atomic(0)
+extension DeliveryResult {
+    /// The transport's result as the pipeline sees it: an answer, or a failure described by its code.
+    init(_ answer: Result<APNSOutcome, APNSTransportError>) {
+        switch answer {
+        case .success(let outcome): self = .answered(outcome)
+        case .failure(let error): self = .transportFailure(error.code.description)
+        }
+    }
 
-    /// The next index, or nil once `limit` is reached.
-    func take(below limit: Int) -> Int? {
-        let index = value.wrappingAdd(1, ordering: .relaxed).oldValue
-        return index < limit ? index : nil
+    var isSuccess: Bool {
+        if case .answered(let outcome) = self { return outcome.isSuccess }
+        return false
     }
 }
 

@@ -1,0 +1,308 @@
+import APNSCore
+import NIOCore
+import Synchronization
+
+extension APNSClient {
+    /// Sends many notifications with at most `concurrency` in flight and returns each one's result, in order.
+    ///
+    /// The same rules as ``send(_:)`` apply to each request, but answers are taken on the event loop where they
+    /// arrive, and each answer sends the next request from there: a batch costs one task, not one task wake-up per
+    /// notification. A try that needs the transport's retries (a refused stream, a request its connection never
+    /// sent, an expired provider token) is finished with them after the batch.
+    ///
+    /// - Parameters:
+    ///   - count: how many requests.
+    ///   - request: makes the i-th request when its turn comes, or returns nil to skip it (its result is nil).
+    ///   - onAnswer: called once with each sent request's final result, on any thread, as it arrives.
+    /// - Returns: each request's result, nil for those skipped. If the task is cancelled, requests not yet sent
+    ///   fail with ``APNSTransportError/Code/cancelled``.
+    public func sendAll(
+        count: Int,
+        concurrency: Int,
+        request: @escaping @Sendable (Int) -> APNSRequest?,
+        onAnswer: @escaping @Sendable (Int, Result<APNSOutcome, APNSTransportError>) -> Void
+    ) async -> [Result<APNSOutcome, APNSTransportError>?] {
+        guard count > 0 else { return [] }
+        let window = max(1, concurrency)
+        let token: ProviderTokenCache.Token?
+        do {
+            token = try tokenCache.map { cache throws(APNSTransportError) in
+                try providerToken { () throws(ProviderTokenError) in try cache.current() }
+            }
+        } catch {
+            for index in 0..<count { onAnswer(index, .failure(error)) }
+            return Array(repeating: .failure(error), count: count)
+        }
+        let batch = BatchSend(
+            client: self,
+            count: count,
+            concurrency: window,
+            token: token,
+            request: request,
+            onAnswer: onAnswer
+        )
+        await withTaskCancellationHandler {
+            await batch.run()
+        } onCancel: {
+            batch.cancel()
+        }
+        // Tries the transport retries one by one (rare: connections going away, refusals, token expiry).
+        let retries = batch.takeRetries()
+        if !retries.isEmpty {
+            await withTaskGroup(of: Void.self) { group in
+                var running = 0
+                for (index, first) in retries {
+                    if running == window {
+                        await group.next()
+                        running -= 1
+                    }
+                    running += 1
+                    group.addTask {
+                        let start = NIODeadline.now()
+                        let result: Result<APNSOutcome, APNSTransportError>
+                        do throws(APNSTransportError) {
+                            result = .success(try await self.sendWithRetries(first.request, after: (first.result, token)))
+                        } catch {
+                            result = .failure(error)
+                        }
+                        batch.answer(index, result, since: start)
+                    }
+                }
+            }
+        }
+        return batch.takeResults()
+    }
+}
+
+/// One ``APNSClient/sendAll(count:concurrency:request:onAnswer:)``: hands out the next request as room, a stream
+/// window slot and the caller allow, and collects the results.
+private final class BatchSend: Sendable {
+    private struct State {
+        /// The next request never tried.
+        var next = 0
+        /// Indices given back when the client had no room; they go before `next`.
+        var givenBack: [Int] = []
+        var inFlight = 0
+        /// The caller's task was cancelled.
+        var cancelled = false
+        /// The client cannot send (shut down, no TLS context): the rest fails with this.
+        var failure: APNSTransportError?
+        var results: [Result<APNSOutcome, APNSTransportError>?]
+        var retries: [(Int, (request: APNSRequest, result: APNSStreamResult))] = []
+        /// The caller, waiting until nothing of the batch is in flight.
+        var waiter: CheckedContinuation<Void, Never>?
+
+        var hasUnsent: Bool { !givenBack.isEmpty || next < results.count }
+        /// Requests are left that may still be sent.
+        var canSendMore: Bool { hasUnsent && !cancelled && failure == nil }
+
+        mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
+            defer { waiter = nil }
+            return waiter
+        }
+
+        mutating func take(below concurrency: Int) -> Int? {
+            guard !cancelled, failure == nil, inFlight < concurrency else { return nil }
+            let index: Int
+            if let returned = givenBack.popLast() {
+                index = returned
+            } else if next < results.count {
+                index = next
+                next += 1
+            } else {
+                return nil
+            }
+            inFlight += 1
+            return index
+        }
+    }
+
+    private let client: APNSClient
+    private let concurrency: Int
+    private let bearerToken: String?
+    private let request: @Sendable (Int) -> APNSRequest?
+    private let onAnswer: @Sendable (Int, Result<APNSOutcome, APNSTransportError>) -> Void
+    private let state: Mutex<State>
+
+    init(
+        client: APNSClient,
+        count: Int,
+        concurrency: Int,
+        token: ProviderTokenCache.Token?,
+        request: @escaping @Sendable (Int) -> APNSRequest?,
+        onAnswer: @escaping @Sendable (Int, Result<APNSOutcome, APNSTransportError>) -> Void
+    ) {
+        self.client = client
+        self.concurrency = concurrency
+        self.bearerToken = token?.value
+        self.request = request
+        self.onAnswer = onAnswer
+        self.state = Mutex(State(results: Array(repeating: nil, count: count)))
+    }
+
+    /// Sends until every request is answered or skipped; waits for room in the client when it has
+    /// none and nothing of the batch is in flight to make some.
+    func run() async {
+        pump()
+        while true {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let idle = state.withLock { state in
+                    guard state.inFlight > 0 else { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if idle { continuation.resume() }
+            }
+            let (waitForRoom, cancelled) = state.withLock { ($0.canSendMore, $0.cancelled) }
+            if cancelled {
+                fail(APNSTransportError(.cancelled, "cancelled before the request was sent"), taken: nil)
+            }
+            guard waitForRoom else { return }
+            switch await client.acquire() {
+            case .success(let lease):
+                var unused: APNSClient.Pool.Lease? = lease
+                while let lease = unused, let index = state.withLock({ $0.take(below: .max) }) {
+                    if let request = request(index) {
+                        send(index, request, on: lease)
+                        unused = nil
+                    } else {
+                        skipped()
+                    }
+                }
+                if let unused { client.release(unused) }
+                pump()
+            case .failure(let error):
+                // Shut down, or cancelled while waiting.
+                fail(error, taken: nil)
+            }
+        }
+    }
+
+    /// Sends the next requests while the window and the client's room allow.
+    private func pump() {
+        while let index = state.withLock({ $0.take(below: concurrency) }) {
+            guard let request = request(index) else {
+                skipped()
+                continue
+            }
+            switch client.tryAcquire() {
+            case .leased(let lease):
+                send(index, request, on: lease)
+            case .fail(let error):
+                fail(error, taken: index)
+                return
+            case .wait:
+                // No room: the index waits for one of ours to finish, or for the caller to wait for room.
+                let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                    state.givenBack.append(index)
+                    state.inFlight -= 1
+                    return state.inFlight == 0 ? state.takeWaiter() : nil
+                }
+                waiter?.resume()
+                return
+            }
+        }
+    }
+
+    /// The client cannot send: every request not yet sent (and `taken`, held in flight until now) fails with
+    /// `error`. The caller is woken only after they all have their result.
+    private func fail(_ error: APNSTransportError, taken: Int?) {
+        let unsent = state.withLock { state -> [Int] in
+            if state.failure == nil { state.failure = error }
+            var unsent = state.givenBack
+            state.givenBack = []
+            unsent += state.next..<state.results.count
+            state.next = state.results.count
+            return unsent
+        }
+        if let taken { answer(taken, .failure(error), since: nil) }
+        for index in unsent { answer(index, .failure(error), since: nil) }
+        guard taken != nil else { return }
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.inFlight -= 1
+            return state.inFlight == 0 ? state.takeWaiter() : nil
+        }
+        waiter?.resume()
+    }
+
+    private func send(_ index: Int, _ request: APNSRequest, on lease: APNSClient.Pool.Lease) {
+        let start = NIODeadline.now()
+        lease.connection.enqueue(
+            APNSPendingRequest(
+                request: request,
+                bearerToken: bearerToken,
+                receiver: .batch { result in
+                    self.client.finish(lease, with: result)
+                    self.finished(index, request, result, since: start)
+                }
+            )
+        )
+    }
+
+    /// A request `request(index)` declined to make: it stays nil and frees its place in the window.
+    private func skipped() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.inFlight -= 1
+            return state.inFlight == 0 && !state.canSendMore ? state.takeWaiter() : nil
+        }
+        waiter?.resume()
+    }
+
+    /// A try ended: its result is final, or the transport retries it after the batch.
+    private func finished(_ index: Int, _ request: APNSRequest, _ result: APNSStreamResult, since start: NIODeadline) {
+        let final: Result<APNSOutcome, APNSTransportError>?
+        switch result {
+        case .response(let outcome) where outcome.status == 403
+            && (outcome.reason == .expiredProviderToken || outcome.reason == .unrelatedKeyIdInToken):
+            final = nil
+        case .response(let outcome):
+            final = .success(outcome)
+        case .failure(let error):
+            final = .failure(error)
+        case .notSent, .refused:
+            final = nil
+        }
+        if let final { answer(index, final, since: start) }
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.inFlight -= 1
+            if final == nil { state.retries.append((index, (request, result))) }
+            // With nothing in flight the caller takes over, unless there is more to send now.
+            return state.inFlight == 0 && !state.canSendMore ? state.takeWaiter() : nil
+        }
+        if let waiter {
+            waiter.resume()
+        } else {
+            pump()
+        }
+    }
+
+    /// Records a final result (and its duration if it was sent) and tells the caller.
+    func answer(_ index: Int, _ result: Result<APNSOutcome, APNSTransportError>, since start: NIODeadline?) {
+        if let start { client.metrics.requestDuration.recordNanoseconds((NIODeadline.now() - start).nanoseconds) }
+        switch result {
+        case .success(let outcome): client.metrics.record(outcome)
+        case .failure(let error): client.metrics.record(error)
+        }
+        state.withLock { $0.results[index] = result }
+        onAnswer(index, result)
+    }
+
+    func cancel() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.cancelled = true
+            return state.inFlight == 0 ? state.takeWaiter() : nil
+        }
+        waiter?.resume()
+    }
+
+    func takeRetries() -> [(Int, (request: APNSRequest, result: APNSStreamResult))] {
+        state.withLock { state in
+            defer { state.retries = [] }
+            return state.retries
+        }
+    }
+
+    func takeResults() -> [Result<APNSOutcome, APNSTransportError>?] {
+        state.withLock { $0.results }
+    }
+}
