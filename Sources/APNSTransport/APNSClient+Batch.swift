@@ -30,8 +30,12 @@ extension APNSClient {
                 try providerToken { () throws(ProviderTokenError) in try cache.current() }
             }
         } catch {
-            for index in 0..<count { onAnswer(index, .failure(error)) }
-            return Array(repeating: .failure(error), count: count)
+            // Nothing can be sent; those the caller wants sent fail with the reason.
+            return (0..<count).map { index in
+                guard request(index) != nil else { return nil }
+                onAnswer(index, .failure(error))
+                return .failure(error)
+            }
         }
         let batch = BatchSend(
             client: self,
@@ -60,10 +64,14 @@ extension APNSClient {
                     group.addTask {
                         let start = NIODeadline.now()
                         let result: Result<APNSOutcome, APNSTransportError>
-                        do throws(APNSTransportError) {
-                            result = .success(try await self.sendWithRetries(first.request, after: (first.result, token)))
-                        } catch {
-                            result = .failure(error)
+                        if Task.isCancelled {
+                            result = .failure(APNSTransportError(.cancelled, "cancelled before the request was sent again"))
+                        } else {
+                            do throws(APNSTransportError) {
+                                result = .success(try await self.sendWithRetries(first.request, after: (first.result, token)))
+                            } catch {
+                                result = .failure(error)
+                            }
                         }
                         batch.answer(index, result, since: start)
                     }
@@ -76,7 +84,21 @@ extension APNSClient {
 
 /// One ``APNSClient/sendAll(count:concurrency:request:onAnswer:)``: hands out the next request as room, a stream
 /// window slot and the caller allow, and collects the results.
+///
+/// Every decision about the caller's task is taken under the one lock that also counts what is in flight: the
+/// caller sleeps while something is in flight and is woken, with what to do next, by whoever brings that count
+/// to zero.
 private final class BatchSend: Sendable {
+    /// What the caller does when nothing of the batch is in flight.
+    enum Next {
+        /// Every request is answered or skipped.
+        case done
+        /// Requests are left but the client had no room: wait for some.
+        case waitForRoom
+        /// The task was cancelled: fail what was not sent.
+        case cancelled
+    }
+
     private struct State {
         /// The next request never tried.
         var next = 0
@@ -90,15 +112,23 @@ private final class BatchSend: Sendable {
         var results: [Result<APNSOutcome, APNSTransportError>?]
         var retries: [(Int, (request: APNSRequest, result: APNSStreamResult))] = []
         /// The caller, waiting until nothing of the batch is in flight.
-        var waiter: CheckedContinuation<Void, Never>?
+        var waiter: CheckedContinuation<Next, Never>?
 
         var hasUnsent: Bool { !givenBack.isEmpty || next < results.count }
         /// Requests are left that may still be sent.
         var canSendMore: Bool { hasUnsent && !cancelled && failure == nil }
 
-        mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
-            defer { waiter = nil }
-            return waiter
+        /// What the caller does now; only meaningful with nothing in flight.
+        var decision: Next {
+            if canSendMore { return .waitForRoom }
+            return cancelled && hasUnsent ? .cancelled : .done
+        }
+
+        /// The caller and what it is to do, if nothing is in flight any more and `wake` holds.
+        mutating func wakeCaller(if wake: Bool = true) -> (CheckedContinuation<Next, Never>, Next)? {
+            guard inFlight == 0, wake, let waiter else { return nil }
+            self.waiter = nil
+            return (waiter, decision)
         }
 
         mutating func take(below concurrency: Int) -> Int? {
@@ -140,40 +170,41 @@ private final class BatchSend: Sendable {
         self.state = Mutex(State(results: Array(repeating: nil, count: count)))
     }
 
-    /// Sends until every request is answered or skipped; waits for room in the client when it has
-    /// none and nothing of the batch is in flight to make some.
+    /// Sends until every request is answered or skipped; waits for room in the client when it has none and
+    /// nothing of the batch is in flight to make some.
     func run() async {
         pump()
         while true {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let idle = state.withLock { state in
-                    guard state.inFlight > 0 else { return true }
-                    state.waiter = continuation
-                    return false
-                }
-                if idle { continuation.resume() }
-            }
-            let (waitForRoom, cancelled) = state.withLock { ($0.canSendMore, $0.cancelled) }
-            if cancelled {
-                fail(APNSTransportError(.cancelled, "cancelled before the request was sent"), taken: nil)
-            }
-            guard waitForRoom else { return }
-            switch await client.acquire() {
-            case .success(let lease):
-                var unused: APNSClient.Pool.Lease? = lease
-                while let lease = unused, let index = state.withLock({ $0.take(below: .max) }) {
-                    if let request = request(index) {
-                        send(index, request, on: lease)
-                        unused = nil
-                    } else {
-                        skipped()
+            let next = await withCheckedContinuation { (continuation: CheckedContinuation<Next, Never>) in
+                let now = state.withLock { state -> Next? in
+                    guard state.inFlight == 0 else {
+                        state.waiter = continuation
+                        return nil
                     }
+                    return state.decision
                 }
-                if let unused { client.release(unused) }
-                pump()
-            case .failure(let error):
-                // Shut down, or cancelled while waiting.
-                fail(error, taken: nil)
+                if let now { continuation.resume(returning: now) }
+            }
+            switch next {
+            case .done:
+                return
+            case .cancelled:
+                fail(APNSTransportError(.cancelled, "cancelled before the request was sent"), taken: nil)
+                return
+            case .waitForRoom:
+                switch await client.acquire() {
+                case .success(let lease):
+                    if let index = state.withLock({ $0.take(below: concurrency) }) {
+                        send(index, on: lease)
+                    } else {
+                        client.release(lease)
+                    }
+                    pump()
+                case .failure(let error):
+                    // Shut down, or cancelled while waiting.
+                    fail(error, taken: nil)
+                    return
+                }
             }
         }
     }
@@ -181,33 +212,29 @@ private final class BatchSend: Sendable {
     /// Sends the next requests while the window and the client's room allow.
     private func pump() {
         while let index = state.withLock({ $0.take(below: concurrency) }) {
-            guard let request = request(index) else {
-                skipped()
-                continue
-            }
             switch client.tryAcquire() {
             case .leased(let lease):
-                send(index, request, on: lease)
+                send(index, on: lease)
             case .fail(let error):
                 fail(error, taken: index)
                 return
             case .wait:
                 // No room: the index waits for one of ours to finish, or for the caller to wait for room.
-                let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                let wake = state.withLock { state in
                     state.givenBack.append(index)
                     state.inFlight -= 1
-                    return state.inFlight == 0 ? state.takeWaiter() : nil
+                    return state.wakeCaller()
                 }
-                waiter?.resume()
+                if let (caller, next) = wake { caller.resume(returning: next) }
                 return
             }
         }
     }
 
-    /// The client cannot send: every request not yet sent (and `taken`, held in flight until now) fails with
-    /// `error`. The caller is woken only after they all have their result.
+    /// The client cannot send: every request not yet sent that the caller wants sent (and `taken`, counted in
+    /// flight until now) fails with `error`. The caller is woken only after they all have their result.
     private func fail(_ error: APNSTransportError, taken: Int?) {
-        let unsent = state.withLock { state -> [Int] in
+        var unsent = state.withLock { state -> [Int] in
             if state.failure == nil { state.failure = error }
             var unsent = state.givenBack
             state.givenBack = []
@@ -215,17 +242,27 @@ private final class BatchSend: Sendable {
             state.next = state.results.count
             return unsent
         }
-        if let taken { answer(taken, .failure(error), since: nil) }
-        for index in unsent { answer(index, .failure(error), since: nil) }
+        if let taken { unsent.append(taken) }
+        for index in unsent where request(index) != nil { answer(index, .failure(error), since: nil) }
         guard taken != nil else { return }
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let wake = state.withLock { state in
             state.inFlight -= 1
-            return state.inFlight == 0 ? state.takeWaiter() : nil
+            return state.wakeCaller()
         }
-        waiter?.resume()
+        if let (caller, next) = wake { caller.resume(returning: next) }
     }
 
-    private func send(_ index: Int, _ request: APNSRequest, on lease: APNSClient.Pool.Lease) {
+    /// Sends request `index` on `lease`, or gives the lease back if the caller declines to make it.
+    private func send(_ index: Int, on lease: APNSClient.Pool.Lease) {
+        guard let request = request(index) else {
+            client.release(lease)
+            let wake = state.withLock { state in
+                state.inFlight -= 1
+                return state.wakeCaller(if: !state.canSendMore)
+            }
+            if let (caller, next) = wake { caller.resume(returning: next) }
+            return
+        }
         let start = NIODeadline.now()
         lease.connection.enqueue(
             APNSPendingRequest(
@@ -237,15 +274,6 @@ private final class BatchSend: Sendable {
                 }
             )
         )
-    }
-
-    /// A request `request(index)` declined to make: it stays nil and frees its place in the window.
-    private func skipped() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.inFlight -= 1
-            return state.inFlight == 0 && !state.canSendMore ? state.takeWaiter() : nil
-        }
-        waiter?.resume()
     }
 
     /// A try ended: its result is final, or the transport retries it after the batch.
@@ -263,15 +291,15 @@ private final class BatchSend: Sendable {
             final = nil
         }
         if let final { answer(index, final, since: start) }
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let (wake, more) = state.withLock { state in
             state.inFlight -= 1
             if final == nil { state.retries.append((index, (request, result))) }
             // With nothing in flight the caller takes over, unless there is more to send now.
-            return state.inFlight == 0 && !state.canSendMore ? state.takeWaiter() : nil
+            return (state.wakeCaller(if: !state.canSendMore), state.canSendMore)
         }
-        if let waiter {
-            waiter.resume()
-        } else {
+        if let (caller, next) = wake {
+            caller.resume(returning: next)
+        } else if more {
             pump()
         }
     }
@@ -288,11 +316,11 @@ private final class BatchSend: Sendable {
     }
 
     func cancel() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let wake = state.withLock { state in
             state.cancelled = true
-            return state.inFlight == 0 ? state.takeWaiter() : nil
+            return state.wakeCaller()
         }
-        waiter?.resume()
+        if let (caller, next) = wake { caller.resume(returning: next) }
     }
 
     func takeRetries() -> [(Int, (request: APNSRequest, result: APNSStreamResult))] {

@@ -235,6 +235,10 @@ final class APNSConnection: Sendable {
         return inbox
     }
 
+    /// The channel is closing and its streams are about to be failed: the pool stops choosing it first, so that
+    /// requests sent in answer to those failures go to another connection.
+    func handlerWillClose() { onUnusable(self) }
+
     /// The channel closed (or never opened): fail or hand back what is still queued, once.
     func handlerDidClose(_ error: APNSTransportError) {
         let taken = state.withLock { state -> (inbox: [APNSPendingRequest], wasConnecting: Bool)? in
@@ -253,13 +257,15 @@ final class APNSConnection: Sendable {
             }
         }
         guard let (inbox, wasConnecting) = taken else { return }
+        // Out of the pool before anyone hears of it: a batch that answers by sending its next request must not
+        // pick this connection again.
+        onUnusable(self)
         // Requests that waited for a connection that never came up fail with its error: retrying them on a fresh
         // connection would most likely fail the same way (bad trust, unreachable host).
         for request in inbox {
             request.receiver.deliver(wasConnecting ? .failure(error) : Self.resultForUnsent(error))
         }
         logger.debug("APNs connection closed", metadata: ["reason": "\(error)"])
-        onUnusable(self)
         closed.succeed()
     }
 

@@ -214,6 +214,7 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         timeoutTimer?.cancel()
         pingTimer?.cancel()
         if wasActive { metrics.connectionsOpen.decrement() }
+        connection.handlerWillClose()
 
         let inFlight = streams
         streams.removeAll()

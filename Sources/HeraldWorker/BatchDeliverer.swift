@@ -178,12 +178,14 @@ struct BatchDeliverer: Sendable {
             sendable.append((small, client, RequestList(template: job.template, bundleID: app.topic, tokens: small.tokens, payloads: nil)))
         }
 
-        // Every job's notifications at once, one transport batch per APNs client, up to `sendConcurrency` in flight.
+        // Every job's notifications at once, one transport batch per APNs client, up to `sendConcurrency` in flight
+        // in all.
         var byClient: [ObjectIdentifier: (client: APNSClient, jobs: [Int])] = [:]
         for (number, (_, client, _)) in sendable.enumerated() {
             byClient[ObjectIdentifier(client), default: (client, [])].jobs.append(number)
         }
         let policy = configuration.retryPolicy
+        let concurrency = max(1, configuration.sendConcurrency / max(1, byClient.count))
         let results = await withTaskGroup(of: [(Int, [(DeviceToken, Disposition, Int)])].self) { group in
             for (client, numbers) in byClient.values {
                 let shares = numbers.map { number in
@@ -196,13 +198,27 @@ struct BatchDeliverer: Sendable {
                     )
                 }
                 group.addTask {
-                    let results = await Self.sendShares(
-                        shares,
+                    // Each job's first notification goes first, alone for its job: a job APNs rejects as a whole
+                    // costs one request, not all of its devices at once.
+                    let firsts = await Self.sendShares(
+                        shares.map { $0.prefix(1) },
                         through: client,
-                        concurrency: configuration.sendConcurrency,
+                        concurrency: concurrency,
                         policy: policy,
                         metrics: metrics
                     )
+                    let rest = shares.map { $0.dropFirst() }.filter { !$0.range.isEmpty }
+                    var later = await Self.sendShares(
+                        rest,
+                        through: client,
+                        concurrency: concurrency,
+                        policy: policy,
+                        metrics: metrics
+                    )[...]
+                    let results = zip(shares, firsts).map { share, first in
+                        guard share.range.count > 1 else { return first }
+                        return first + later.removeFirst()
+                    }
                     return Array(zip(numbers, results))
                 }
             }
@@ -284,6 +300,9 @@ struct BatchDeliverer: Sendable {
             )
             return parsed.map { stored[$0] ?? StoredDevice(token: $0, locale: nil, registeredAt: 0) }
         }
+        // The planner bounded the range at `batchSize` devices; one more per page means a range that has not
+        // grown since (the usual case) is read in one query, not a full page and then an empty one.
+        let pageSize = configuration.batchSize + 1
         var devices: [StoredDevice] = []
         var cursor = batch.after
         while true {
@@ -292,11 +311,11 @@ struct BatchDeliverer: Sendable {
                 filter: job.audience.filter,
                 after: cursor,
                 through: batch.through,
-                limit: configuration.batchSize,
+                limit: pageSize,
                 withDetails: job.template.variesPerDevice
             )
             devices += page
-            guard page.count == configuration.batchSize, let last = page.last else { break }
+            guard page.count == pageSize, let last = page.last else { break }
             cursor = last.token.hex
         }
         return devices
@@ -382,6 +401,20 @@ struct BatchDeliverer: Sendable {
         var stop: StopFlag
         /// When the producer published the job (ms since 1970).
         var publishedAt: Int64
+
+        /// The share's first `count` requests.
+        func prefix(_ count: Int) -> Share {
+            var share = self
+            share.range = range.lowerBound..<min(range.lowerBound + count, range.upperBound)
+            return share
+        }
+
+        /// The share without its first request.
+        func dropFirst() -> Share {
+            var share = self
+            share.range = range.dropFirst()
+            return share
+        }
     }
 
     /// Sends the shares' requests through `client` as one transport batch (answers taken on the event loop, no

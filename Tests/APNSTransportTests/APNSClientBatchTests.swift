@@ -19,7 +19,6 @@ import Testing
             } onAnswer: { index, _ in
                 reported.withLock { $0[index] += 1 }
             }
-            #expect(results.count == count)
             for (index, result) in results.enumerated() {
                 let status = try #require(try result?.get()).status
                 #expect(status == (index % 7 == 3 ? 410 : 200), "request \(index)")
@@ -83,13 +82,59 @@ import Testing
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
+            // A request is made once it has room: made minus answered is the room the batch holds.
+            let held = Mutex((now: 0, most: 0))
             let results = await fixture.client.sendAll(count: 100, concurrency: 50) { index in
-                makeRequest(token: hexToken(index))
-            } onAnswer: { _, _ in }
+                held.withLock { held in
+                    held.now += 1
+                    held.most = max(held.most, held.now)
+                }
+                return makeRequest(token: hexToken(index))
+            } onAnswer: { _, _ in
+                held.withLock { $0.now -= 1 }
+            }
             #expect(results.allSatisfy { (try? $0?.get().status) == 200 })
+            #expect(held.withLock { $0.most } <= 4)
             let otherStatuses = try await others
             #expect(otherStatuses.allSatisfy { $0 == 200 })
             #expect(fixture.simulator.records.count == 140)
+        }
+    }
+
+    @Test func aConnectionLostMidBatchFailsOnlyWhatWasInFlightAndTheRestGoesToANewOne() async throws {
+        try await SimulatorFixture.with { simulator in
+            simulator.dropConnectionAfterStreams = 30
+            simulator.responseDelay = .milliseconds(1)
+        } _: { fixture in
+            let count = 60
+            let reported = Mutex([Int](repeating: 0, count: count))
+            let results = await fixture.client.sendAll(count: count, concurrency: 10) { index in
+                makeRequest(token: hexToken(index))
+            } onAnswer: { index, _ in
+                reported.withLock { $0[index] += 1 }
+            }
+            var answered = 0
+            var lost = 0
+            for result in results {
+                switch result {
+                case .success(let outcome)?:
+                    #expect(outcome.status == 200)
+                    answered += 1
+                case .failure(let error)?:
+                    #expect(error.code == .connectionClosed)
+                    lost += 1
+                case nil:
+                    Issue.record("a request has no result")
+                }
+            }
+            #expect(lost >= 1 && lost <= 10)
+            #expect(answered == count - lost)
+            #expect(reported.withLock { $0 }.allSatisfy { $0 == 1 })
+            // A lost request may or may not have reached the server; none is sent twice.
+            let seen = fixture.simulator.records.map(\.token)
+            #expect(seen.count >= answered && seen.count <= count)
+            #expect(Set(seen).count == seen.count)
+            #expect(fixture.logs.count(of: "APNs connection established") == 2)
         }
     }
 
@@ -145,21 +190,23 @@ import Testing
         }
     }
 
-    @Test func aShutDownClientFailsEveryRequestOfTheBatch() async throws {
+    @Test func aShutDownClientFailsEveryRequestOfTheBatchThatIsNotSkipped() async throws {
         try await SimulatorFixture.with { fixture in
             await fixture.client.shutdown()
             let reported = Mutex(0)
-            let results = await fixture.client.sendAll(count: 5, concurrency: 2) { index in
-                makeRequest(token: hexToken(index))
+            let results = await fixture.client.sendAll(count: 6, concurrency: 2) { index in
+                index.isMultiple(of: 2) ? makeRequest(token: hexToken(index)) : nil
             } onAnswer: { _, _ in
                 reported.withLock { $0 += 1 }
             }
-            #expect(results.count == 5)
-            for result in results {
-                #expect(throws: APNSTransportError.self) { try result?.get() }
-                if case .failure(let error)? = result { #expect(error.code == .shutDown) }
+            for (index, result) in results.enumerated() {
+                if index.isMultiple(of: 2) {
+                    if case .failure(let error)? = result { #expect(error.code == .shutDown) } else { Issue.record("\(index): \(result as Any)") }
+                } else {
+                    #expect(result == nil)
+                }
             }
-            #expect(reported.withLock { $0 } == 5)
+            #expect(reported.withLock { $0 } == 3)
             #expect(fixture.simulator.records.isEmpty)
         }
     }
