@@ -183,15 +183,7 @@ private struct JSONReader {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             members[key] = try readValue()
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of input") }
-            switch bytes[index] {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"):
-                index += 1
-                return .object(members)
-            default: throw error("expected ',' or '}'")
-            }
+            if try endOfItem(closing: UInt8(ascii: "}")) { return .object(members) }
         }
     }
 
@@ -206,15 +198,24 @@ private struct JSONReader {
         }
         while true {
             values.append(try readValue())
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of input") }
-            switch bytes[index] {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"):
-                index += 1
-                return .array(values)
-            default: throw error("expected ',' or ']'")
-            }
+            if try endOfItem(closing: UInt8(ascii: "]")) { return .array(values) }
+        }
+    }
+
+    /// After an object member or array element: consumes ',' (false: another follows) or `close` (true: the
+    /// container ends).
+    private mutating func endOfItem(closing close: UInt8) throws(PayloadValue.JSONError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw error("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: ","):
+            index += 1
+            return false
+        case close:
+            index += 1
+            return true
+        default:
+            throw error("expected ',' or '\(Character(Unicode.Scalar(close)))'")
         }
     }
 

@@ -290,10 +290,14 @@ private final class BatchSend: Sendable {
         case .notSent, .refused:
             final = nil
         }
-        if let final { answer(index, final, since: start) }
+        if let final { report(final, of: index, since: start) }
         let (wake, more) = state.withLock { state in
             state.inFlight -= 1
-            if final == nil { state.retries.append((index, (request, result))) }
+            if let final {
+                state.results[index] = final
+            } else {
+                state.retries.append((index, (request, result)))
+            }
             // With nothing in flight the caller takes over, unless there is more to send now.
             return (state.wakeCaller(if: !state.canSendMore), state.canSendMore)
         }
@@ -306,12 +310,17 @@ private final class BatchSend: Sendable {
 
     /// Records a final result (and its duration if it was sent) and tells the caller.
     func answer(_ index: Int, _ result: Result<APNSOutcome, APNSTransportError>, since start: NIODeadline?) {
+        report(result, of: index, since: start)
+        state.withLock { $0.results[index] = result }
+    }
+
+    /// A final result's metrics (and its duration if it was sent), and the caller's `onAnswer`.
+    private func report(_ result: Result<APNSOutcome, APNSTransportError>, of index: Int, since start: NIODeadline?) {
         if let start { client.metrics.requestDuration.recordNanoseconds((NIODeadline.now() - start).nanoseconds) }
         switch result {
         case .success(let outcome): client.metrics.record(outcome)
         case .failure(let error): client.metrics.record(error)
         }
-        state.withLock { $0.results[index] = result }
         onAnswer(index, result)
     }
 

@@ -194,9 +194,7 @@ public final class APNSClient: Sendable {
                 replace(lease.connection, APNSTransportError(.protocolError, "APNs answered UnrelatedKeyIdInToken"))
             }
         case .failure(let error):
-            if !lease.connection.isAcceptingRequests {
-                pool.withLock { $0.connectionUnusable(lease.connection) }
-            } else if error.code == .timeout, lease.connection.recordTimeout() >= Self.timeoutsBeforeReplacing {
+            if error.code == .timeout, lease.connection.recordTimeout() >= Self.timeoutsBeforeReplacing {
                 // Repeated silence (pushy#476, node-apn#665): this connection is suspect; new requests go elsewhere.
                 logger.warning("APNs connection replaced after repeated timeouts")
                 replace(lease.connection, APNSTransportError(.timeout, "the connection was replaced after repeated timeouts"))

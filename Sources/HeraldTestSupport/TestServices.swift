@@ -72,9 +72,16 @@ public enum TemporaryDatabase {
         }
     }
 
+    /// Drops the database even if the store's connections are still closing. PostgreSQL 15 refuses `FORCE` to a
+    /// non-superuser when an autovacuum worker happens to be in the new database ("must be a member of the role
+    /// whose process is being terminated"); a plain DROP then stops the worker itself.
     private static func drop(_ name: String, server: DatabaseConfiguration, logger: Logger) async throws {
         try await admin(server, logger: logger) { client in
-            try await client.query("DROP DATABASE IF EXISTS \(unescaped: name) WITH (FORCE)", logger: logger)
+            do {
+                try await client.query("DROP DATABASE IF EXISTS \(unescaped: name) WITH (FORCE)", logger: logger)
+            } catch {
+                try await client.query("DROP DATABASE IF EXISTS \(unescaped: name)", logger: logger)
+            }
         }
     }
 }

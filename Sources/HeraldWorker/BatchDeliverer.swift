@@ -184,7 +184,6 @@ struct BatchDeliverer: Sendable {
         for (number, (_, client, _)) in sendable.enumerated() {
             byClient[ObjectIdentifier(client), default: (client, [])].jobs.append(number)
         }
-        let policy = configuration.retryPolicy
         let concurrency = max(1, configuration.sendConcurrency / max(1, byClient.count))
         let results = await withTaskGroup(of: [(Int, [(DeviceToken, Disposition, Int)])].self) { group in
             for (client, numbers) in byClient.values {
@@ -198,27 +197,7 @@ struct BatchDeliverer: Sendable {
                     )
                 }
                 group.addTask {
-                    // Each job's first notification goes first, alone for its job: a job APNs rejects as a whole
-                    // costs one request, not all of its devices at once.
-                    let firsts = await Self.sendShares(
-                        shares.map { $0.prefix(1) },
-                        through: client,
-                        concurrency: concurrency,
-                        policy: policy,
-                        metrics: metrics
-                    )
-                    let rest = shares.map { $0.dropFirst() }.filter { !$0.range.isEmpty }
-                    var later = await Self.sendShares(
-                        rest,
-                        through: client,
-                        concurrency: concurrency,
-                        policy: policy,
-                        metrics: metrics
-                    )[...]
-                    let results = zip(shares, firsts).map { share, first in
-                        guard share.range.count > 1 else { return first }
-                        return first + later.removeFirst()
-                    }
+                    let results = await sendProbingFirst(shares, through: client, concurrency: concurrency)
                     return Array(zip(numbers, results))
                 }
             }
@@ -344,7 +323,8 @@ struct BatchDeliverer: Sendable {
 
     // MARK: Sending
 
-    /// Sends every request with at most `sendConcurrency` in flight, in throttled chunks if the job has a rate.
+    /// Sends every request with at most `sendConcurrency` in flight, in throttled chunks if the job has a rate;
+    /// the first request goes alone either way (see `sendProbingFirst`).
     private func send(
         _ requests: RequestList,
         job: PreparedJob,
@@ -352,46 +332,62 @@ struct BatchDeliverer: Sendable {
         throttle: Int?,
         publishedAt: Int64
     ) async throws -> [(DeviceToken, Disposition, Int)] {
-        let stop = StopFlag(job: job.id, registry: stoppedJobs)
-        let policy = configuration.retryPolicy
-        let metrics = self.metrics
-        let chunk = throttle.map { max(1, min($0 / 10, configuration.sendConcurrency)) } ?? requests.count
-        if requests.count == 1 && throttle == nil {
-            // A single-device job: no task group for one request.
-            return [await Self.sendOne(requests[0], client: client, policy: policy, stop: stop, metrics: metrics, publishedAt: publishedAt)]
-        }
+        let share = Share(
+            requests: requests,
+            range: 0..<requests.count,
+            stop: StopFlag(job: job.id, registry: stoppedJobs),
+            publishedAt: publishedAt
+        )
+        guard let throttle else { return await sendProbingFirst([share], through: client)[0] }
+        // Throttled: the probe, then chunks of a tenth of the rate, each once the job's rate (shared by every
+        // worker) lets it go.
         var results: [(DeviceToken, Disposition, Int)] = []
         results.reserveCapacity(requests.count)
-        var index = 0
-        // A probe: the batch's first notification goes alone, so that a job APNs rejects as a whole (bad topic,
-        // credentials, payload) costs one request per batch, not a batch's worth of concurrent ones.
-        if requests.count > 1 {
-            if let throttle {
-                let wait = try await store.throttle(job: job.id, count: 1, perSecond: throttle)
-                if wait > .zero { try await Task.sleep(for: wait) }
-            }
-            results.append(
-                await Self.sendOne(requests[0], client: client, policy: policy, stop: stop, metrics: metrics, publishedAt: publishedAt)
-            )
-            index = 1
-        }
-        while index < requests.count {
-            let slice = index..<min(index + chunk, requests.count)
-            index += slice.count
-            if let throttle {
-                let wait = try await store.throttle(job: job.id, count: slice.count, perSecond: throttle)
-                if wait > .zero { try await Task.sleep(for: wait) }
-            }
-            let share = Share(requests: requests, range: slice, stop: stop, publishedAt: publishedAt)
+        var rest = share
+        var chunk = 1
+        while !rest.range.isEmpty {
+            let slice = rest.prefix(chunk)
+            let wait = try await store.throttle(job: job.id, count: slice.range.count, perSecond: throttle)
+            if wait > .zero { try await Task.sleep(for: wait) }
             results += await Self.sendShares(
-                [share],
+                [slice],
                 through: client,
                 concurrency: configuration.sendConcurrency,
-                policy: policy,
+                policy: configuration.retryPolicy,
                 metrics: metrics
             )[0]
+            rest = rest.dropFirst(slice.range.count)
+            chunk = max(1, min(throttle / 10, configuration.sendConcurrency))
         }
         return results
+    }
+
+    /// Sends the shares as two transport batches: each share's first request, then the rest of each share whose
+    /// job was not stopped by its first answer. A job APNs rejects as a whole (bad topic, credentials, payload)
+    /// costs one request per batch, not a batch's worth of concurrent ones. Returns each share's results, in order.
+    private func sendProbingFirst(
+        _ shares: [Share],
+        through client: APNSClient,
+        concurrency: Int? = nil
+    ) async -> [[(DeviceToken, Disposition, Int)]] {
+        let concurrency = concurrency ?? configuration.sendConcurrency
+        let firsts = await Self.sendShares(
+            shares.map { $0.prefix(1) },
+            through: client,
+            concurrency: concurrency,
+            policy: configuration.retryPolicy,
+            metrics: metrics
+        )
+        var rests = await Self.sendShares(
+            shares.map { $0.dropFirst(1) }.filter { !$0.range.isEmpty },
+            through: client,
+            concurrency: concurrency,
+            policy: configuration.retryPolicy,
+            metrics: metrics
+        )[...]
+        return zip(shares, firsts).map { share, first in
+            share.range.count > 1 ? first + rests.removeFirst() : first
+        }
     }
 
     /// One job's share of a transport batch.
@@ -409,10 +405,10 @@ struct BatchDeliverer: Sendable {
             return share
         }
 
-        /// The share without its first request.
-        func dropFirst() -> Share {
+        /// The share without its first `count` requests.
+        func dropFirst(_ count: Int) -> Share {
             var share = self
-            share.range = range.dropFirst()
+            share.range = range.dropFirst(count)
             return share
         }
     }
@@ -445,10 +441,11 @@ struct BatchDeliverer: Sendable {
         ) { flat, answer in
             // As answers arrive: the latency of delivered ones, and a job-level rejection stops the job's rest.
             let share = shares[locate[flat].share]
-            switch disposition(for: DeliveryResult(answer), attempt: 1, policy: policy, jitter: 0) {
-            case .failJob: share.stop.set()
-            case .delivered: recordLatency(metrics, publishedAt: share.publishedAt)
-            default: break
+            let result = DeliveryResult(answer)
+            if result.isSuccess {
+                recordLatency(metrics, publishedAt: share.publishedAt)
+            } else if case .failJob = disposition(for: result, attempt: 1, policy: policy, jitter: 0) {
+                share.stop.set()
             }
         }
         var results = shares.map { share -> [(DeviceToken, Disposition, Int)] in
@@ -633,13 +630,23 @@ final class StopFlag: Sendable {
     private let job: String
     private let registry: StoppedJobs
     private let flag = Atomic(false)
+    /// The registry's version last looked at: checked per notification, the registry is read only when it changed.
+    private let seenVersion = Atomic(0)
 
     init(job: String, registry: StoppedJobs) {
         self.job = job
         self.registry = registry
     }
 
-    var isSet: Bool { flag.load(ordering: .relaxed) || registry.contains(job) }
+    var isSet: Bool {
+        if flag.load(ordering: .relaxed) { return true }
+        let version = registry.version
+        guard version != seenVersion.load(ordering: .relaxed) else { return false }
+        seenVersion.store(version, ordering: .relaxed)
+        guard registry.contains(job) else { return false }
+        flag.store(true, ordering: .relaxed)
+        return true
+    }
 
     func set() {
         flag.store(true, ordering: .relaxed)
@@ -689,15 +696,21 @@ extension DeliveryResult {
 /// The jobs a worker has seen rejected as a whole (bounded: the oldest are forgotten).
 final class StoppedJobs: Sendable {
     private let jobs = Mutex<[String]>([])
+    private let insertions = Atomic(0)
+
+    /// Changes whenever a job is added (after it is readable through `contains`).
+    var version: Int { insertions.load(ordering: .acquiring) }
 
     func contains(_ job: String) -> Bool { jobs.withLock { $0.contains(job) } }
 
     func insert(_ job: String) {
-        jobs.withLock { jobs in
-            guard !jobs.contains(job) else { return }
+        let added = jobs.withLock { jobs in
+            guard !jobs.contains(job) else { return false }
             jobs.append(job)
             if jobs.count > 64 { jobs.removeFirst() }
+            return true
         }
+        if added { insertions.add(1, ordering: .releasing) }
     }
 }
 

@@ -53,19 +53,15 @@ import Testing
         try await SimulatorFixture.with { simulator in
             simulator.responseDelay = .milliseconds(5)
         } _: { fixture in
-            // Made just before it is sent, answered after: the difference is what is in flight.
-            let flight = Mutex((now: 0, most: 0))
+            let flight = InFlightGauge()
             let results = await fixture.client.sendAll(count: 60, concurrency: 3) { index in
-                flight.withLock { flight in
-                    flight.now += 1
-                    flight.most = max(flight.most, flight.now)
-                }
+                flight.made()
                 return makeRequest(token: hexToken(index))
             } onAnswer: { _, _ in
-                flight.withLock { $0.now -= 1 }
+                flight.answered()
             }
-            #expect(results.allSatisfy { (try? $0?.get().status) == 200 })
-            #expect(flight.withLock { $0.most } == 3)
+            #expect(allAnswered200(results))
+            #expect(flight.most == 3)
         }
     }
 
@@ -82,19 +78,16 @@ import Testing
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
-            // A request is made once it has room: made minus answered is the room the batch holds.
-            let held = Mutex((now: 0, most: 0))
+            // A request is made once it has room: what the gauge sees in flight is the room the batch holds.
+            let held = InFlightGauge()
             let results = await fixture.client.sendAll(count: 100, concurrency: 50) { index in
-                held.withLock { held in
-                    held.now += 1
-                    held.most = max(held.most, held.now)
-                }
+                held.made()
                 return makeRequest(token: hexToken(index))
             } onAnswer: { _, _ in
-                held.withLock { $0.now -= 1 }
+                held.answered()
             }
-            #expect(results.allSatisfy { (try? $0?.get().status) == 200 })
-            #expect(held.withLock { $0.most } <= 4)
+            #expect(allAnswered200(results))
+            #expect(held.most <= 4)
             let otherStatuses = try await others
             #expect(otherStatuses.allSatisfy { $0 == 200 })
             #expect(fixture.simulator.records.count == 140)
@@ -147,7 +140,7 @@ import Testing
             let results = await fixture.client.sendAll(count: count, concurrency: count) { index in
                 makeRequest(token: hexToken(index))
             } onAnswer: { _, _ in }
-            #expect(results.allSatisfy { (try? $0?.get().status) == 200 })
+            #expect(allAnswered200(results))
             let tokens = fixture.simulator.records.map(\.token)
             #expect(tokens.count == count)
             #expect(Set(tokens).count == count)
@@ -164,7 +157,7 @@ import Testing
             let results = await fixture.client.sendAll(count: tokens.count, concurrency: 20) { index in
                 makeRequest(token: tokens[index])
             } onAnswer: { _, _ in }
-            #expect(results.allSatisfy { (try? $0?.get().status) == 200 })
+            #expect(allAnswered200(results))
             #expect(fixture.simulator.counts["refused"] == 3)
             #expect(fixture.simulator.records.count == 20)
         }
@@ -183,7 +176,7 @@ import Testing
             let results = await fixture.client.sendAll(count: 10, concurrency: 1) { index in
                 makeRequest(token: hexToken(index))
             } onAnswer: { _, _ in }
-            #expect(results.allSatisfy { (try? $0?.get().status) == 200 })
+            #expect(allAnswered200(results))
             #expect(fixture.simulator.counts["403 ExpiredProviderToken"] == 1)
             #expect(try fixture.cache.current().issuedAt == firstIssuedAt + 21 * 60)
             #expect(fixture.simulator.records.count == 11)
@@ -233,4 +226,26 @@ import Testing
             }
         }
     }
+}
+
+/// Every request of a batch was sent and answered 200.
+private func allAnswered200(_ results: [Result<APNSOutcome, APNSTransportError>?]) -> Bool {
+    results.allSatisfy { (try? $0?.get().status) == 200 }
+}
+
+/// Counts requests made (just before each is sent) and answered: the difference is what a batch has in flight.
+private final class InFlightGauge: Sendable {
+    private let counts = Mutex((now: 0, most: 0))
+
+    func made() {
+        counts.withLock { counts in
+            counts.now += 1
+            counts.most = max(counts.most, counts.now)
+        }
+    }
+
+    func answered() { counts.withLock { $0.now -= 1 } }
+
+    /// The most in flight at once.
+    var most: Int { counts.withLock { $0.most } }
 }

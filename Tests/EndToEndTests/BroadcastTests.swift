@@ -217,7 +217,9 @@ import Testing
     }
 
     @Test func gracefulShutdownFinishesTheBatchesInHandAndLosesNothing() async throws {
-        try await WorkerHarness.with(simulator: { $0.responseDelay = .milliseconds(5) }) { harness in
+        // Slow answers keep the first worker from finishing the whole broadcast before SIGTERM reaches it: with
+        // batch sends a batch of 100 at 5 ms took about 10 ms, and the stop sometimes came after the last batch.
+        try await WorkerHarness.with(simulator: { $0.responseDelay = .milliseconds(50) }) { harness in
             let devices = try await harness.importDevices(count: 2_000)
             let first = try harness.startWorker { $0.batchSize = 100; $0.batchPrefetch = 2 }
             try await harness.publish(WorkerHarness.broadcast(id: "drain"))
