@@ -92,7 +92,8 @@ node_env() {
         RABBITMQ_CTL_DIST_PORT_MAX="$CTL_DIST_PORT_MAX"
         ERL_EPMD_PORT="$EPMD_PORT"
         ERL_EPMD_ADDRESS=127.0.0.1
-        RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
+        # Three nodes share 2 cores with everything else: schedulers sleep when idle (see services.sh).
+        RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1} +sbwt none +sbwtdcpu none +sbwtdio none"
         RABBITMQ_MNESIA_BASE="$dir/mnesia"
         RABBITMQ_LOG_BASE="$dir/log"
         RABBITMQ_CONFIG_FILE="$dir/rabbitmq.conf"
