@@ -53,7 +53,9 @@ unit: ## Fast tests that need no services (skips the INTEGRATION_SUITES)
 # restart cuts every connection to the node.
 test: services-up ## All tests, against the dev services
 	set -a; source $(SERVICES_ENV); set +a; \
-	export HERALD_TEST_AMQP_URL="$$HERALD_AMQP_URL" HERALD_TEST_DATABASE_URL="$$HERALD_DATABASE_URL"; \
+	export HERALD_TEST_AMQP_URL="$$HERALD_AMQP_URL" HERALD_TEST_DATABASE_URL="$$HERALD_DATABASE_URL" \
+		HERALD_TEST_AMQPS_URL="$$HERALD_AMQPS_URL" HERALD_TEST_AMQPS_CA_FILE="$$HERALD_AMQPS_CA_FILE" \
+		HERALD_TEST_AMQPS_OTHER_CA_FILE="$$HERALD_AMQPS_OTHER_CA_FILE"; \
 	$(SWIFT) test --no-parallel --skip BrokerRestartTests $(SWIFT_TEST_FLAGS); \
 	$(SWIFT) test --no-parallel --skip-build --filter BrokerRestartTests $(SWIFT_TEST_FLAGS)
 

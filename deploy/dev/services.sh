@@ -39,6 +39,8 @@ RMQ_DIR=$STATE_DIR/rabbitmq
 RMQ_NODENAME=herald-dev@localhost
 RMQ_PORT=56720
 RMQ_DIST_PORT=56721
+RMQ_TLS_PORT=56723 # amqps; 56722 is kept for the management plugin
+RMQ_TLS_DIR=$RMQ_DIR/tls
 RMQ_CTL_DIST_PORT_MIN=56730
 RMQ_CTL_DIST_PORT_MAX=56739
 RMQ_EPMD_PORT=43690
@@ -52,6 +54,8 @@ APP_USER=herald
 APP_PASSWORD=herald-dev
 APP_DB=herald
 AMQP_URL="amqp://$APP_USER:$APP_PASSWORD@127.0.0.1:$RMQ_PORT/%2f"
+# The TLS listener's certificate names localhost only (see rmq_write_tls).
+AMQPS_URL="amqps://$APP_USER:$APP_PASSWORD@localhost:$RMQ_TLS_PORT/%2f"
 DATABASE_URL="postgres://$APP_USER:$APP_PASSWORD@127.0.0.1:$PG_PORT/$APP_DB"
 
 # PostgreSQL refuses to run as root; when we are root it runs as this user.
@@ -487,10 +491,53 @@ log.file.level = info
 # Dev machines can be low on disk; don't block publishers below the default.
 disk_free_limit.absolute = 50MB
 EOF
+    # amqps on loopback with the dev CA's certificate; clients need no certificate of their own.
+    cat >>"$RMQ_DIR/rabbitmq.conf" <<EOF
+listeners.ssl.1 = 127.0.0.1:$RMQ_TLS_PORT
+ssl_options.cacertfile = $RMQ_TLS_DIR/ca.pem
+ssl_options.certfile = $RMQ_TLS_DIR/server.pem
+ssl_options.keyfile = $RMQ_TLS_DIR/server.key
+ssl_options.verify = verify_none
+ssl_options.fail_if_no_peer_cert = false
+EOF
     # No plugins: fastest boot. (Management would go on 127.0.0.1:56722.)
     printf '[].\n' >"$RMQ_DIR/enabled_plugins"
     # Make .state/logs the one place to look for logs.
     ln -sfn ../rabbitmq/log "$LOG_DIR/rabbitmq"
+}
+
+# A throwaway dev CA, the broker's certificate signed by it for DNS name "localhost" only (so that a client
+# connecting to 127.0.0.1 sees host-name verification fail), and a second CA that signed nothing (a client
+# trusting only it sees chain verification fail). Made once and kept with the state; the keys stay 0600.
+rmq_write_tls() {
+    local dir=$RMQ_TLS_DIR
+    if [ -s "$dir/server.pem" ] && [ -s "$dir/server.key" ] && [ -s "$dir/other-ca.pem" ]; then
+        return 0
+    fi
+    command -v openssl >/dev/null 2>&1 || die "openssl not found (it is in APT_PACKAGES)"
+    rm -rf -- "$dir"
+    mkdir -p "$dir" "$LOG_DIR"
+    if ! (
+        set -e
+        umask 077
+        cd "$dir"
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
+            -subj "/CN=Herald dev CA" -keyout ca.key -out ca.pem
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=localhost" \
+            -keyout server.key -out server.csr
+        printf '%s\n' "subjectAltName=DNS:localhost" "basicConstraints=CA:FALSE" \
+            "keyUsage=digitalSignature" "extendedKeyUsage=serverAuth" >server.ext
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 \
+            -extfile server.ext -out server.pem
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
+            -subj "/CN=Herald dev other CA" -keyout other-ca.key -out other-ca.pem
+        rm -f server.csr server.ext ca.srl other-ca.key
+        chmod 0644 ca.pem server.pem other-ca.pem
+    ) >"$LOG_DIR/openssl.log" 2>&1; then
+        log_tail "$LOG_DIR/openssl.log"
+        die "could not make the dev TLS certificates (log: $LOG_DIR/openssl.log)"
+    fi
+    log "made the dev CA and the broker's TLS certificate in ${dir#"$REPO_ROOT"/}"
 }
 
 # Wait until our broker accepts AMQP connections and has finished booting.
@@ -517,18 +564,23 @@ rmq_wait_ready() {
         log_tail "$RMQ_DIR/log/$RMQ_NODENAME.log"
         die "rabbitmq did not finish booting"
     fi
-    log "rabbitmq ready on 127.0.0.1:$RMQ_PORT ($(elapsed_since "$start")s)"
+    if ! tcp_open "$RMQ_TLS_PORT"; then
+        log_tail "$RMQ_DIR/log/$RMQ_NODENAME.log"
+        die "rabbitmq booted without its amqps listener on 127.0.0.1:$RMQ_TLS_PORT (logs: $RMQ_DIR/log/)"
+    fi
+    log "rabbitmq ready on 127.0.0.1:$RMQ_PORT, amqps on $RMQ_TLS_PORT ($(elapsed_since "$start")s)"
 }
 
 rmq_launch() {
     [ -x "$RMQ_BIN/rabbitmq-server" ] || die "$RMQ_BIN/rabbitmq-server not found (is rabbitmq-server installed?)"
+    rmq_write_tls
     rmq_write_config
     if [ -f "$RMQ_PID_FILE" ]; then
         log "removing stale $RMQ_PID_FILE"
         rm -f -- "$RMQ_PID_FILE"
     fi
     local p
-    for p in "$RMQ_PORT" "$RMQ_DIST_PORT"; do
+    for p in "$RMQ_PORT" "$RMQ_DIST_PORT" "$RMQ_TLS_PORT"; do
         if tcp_open "$p"; then
             die "port $p is in use by another process (another checkout's broker?)"
         fi
@@ -570,7 +622,12 @@ rmq_provision() {
 
 rmq_start() {
     if rmq_running; then
-        if tcp_open "$RMQ_PORT"; then
+        if tcp_open "$RMQ_PORT" && ! tcp_open "$RMQ_TLS_PORT"; then
+            # Started by an older version of this script, before the amqps listener.
+            log "rabbitmq running (pid $(rmq_pid)) without its amqps listener; restarting it"
+            rmq_stop
+            rmq_launch
+        elif tcp_open "$RMQ_PORT"; then
             log "rabbitmq already running (pid $(rmq_pid))"
         else
             log "rabbitmq running (pid $(rmq_pid)) but not accepting connections yet; waiting"
@@ -640,6 +697,9 @@ rmq_status() {
 
 print_env() {
     printf 'HERALD_AMQP_URL=%s\n' "$AMQP_URL"
+    printf 'HERALD_AMQPS_URL=%s\n' "$AMQPS_URL"
+    printf 'HERALD_AMQPS_CA_FILE=%s\n' "$RMQ_TLS_DIR/ca.pem"
+    printf 'HERALD_AMQPS_OTHER_CA_FILE=%s\n' "$RMQ_TLS_DIR/other-ca.pem"
     printf 'HERALD_DATABASE_URL=%s\n' "$DATABASE_URL"
 }
 
@@ -681,7 +741,7 @@ usage: ${0##*/} COMMAND
   up                install missing packages, start PostgreSQL and RabbitMQ, provision users
   down              stop both services (data is kept)
   status            show whether each service runs (exit 1 unless both run)
-  env               print HERALD_AMQP_URL / HERALD_DATABASE_URL (shell-sourceable)
+  env               print HERALD_AMQP_URL, HERALD_AMQPS_URL (+ its CA files) and HERALD_DATABASE_URL (shell-sourceable)
   stop-rabbitmq     stop only the broker (data kept)
   start-rabbitmq    start only the broker; returns once AMQP accepts connections
   restart-rabbitmq  stop-rabbitmq then start-rabbitmq
