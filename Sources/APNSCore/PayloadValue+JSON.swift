@@ -90,7 +90,8 @@ extension PayloadValue {
         var string = string
         string.withUTF8 { utf8 in
             var start = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            for (index, byte) in utf8.enumerated()
+            where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
                 start = index + 1
                 out.append(UInt8(ascii: "\\"))
@@ -103,7 +104,10 @@ extension PayloadValue {
                 case 0x0C: out.append(UInt8(ascii: "f"))
                 default:
                     let hex = Array("0123456789abcdef".utf8)
-                    out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                    out.append(contentsOf: [
+                        UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)],
+                        hex[Int(byte & 0xF)],
+                    ])
                 }
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
@@ -228,7 +232,9 @@ private struct JSONReader {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                guard let string = String(validating: raw, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
+                guard let string = String(validating: raw, as: UTF8.self) else {
+                    throw error("invalid UTF-8 in a string")
+                }
                 index += 1
                 return string
             }
@@ -241,7 +247,9 @@ private struct JSONReader {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
-                guard let string = String(validating: decoded, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
+                guard let string = String(validating: decoded, as: UTF8.self) else {
+                    throw error("invalid UTF-8 in a string")
+                }
                 index += 1
                 return string
             case UInt8(ascii: "\\"):
@@ -259,7 +267,9 @@ private struct JSONReader {
                 case UInt8(ascii: "u"):
                     var scalar = try readHex4()
                     if (0xD800...0xDBFF).contains(scalar) {
-                        guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                        guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"),
+                            bytes[index + 1] == UInt8(ascii: "u")
+                        else {
                             throw error("an unpaired surrogate in a string")
                         }
                         index += 2
@@ -320,7 +330,8 @@ private struct JSONReader {
             while index < bytes.count, isDigit(bytes[index]) {
                 let digit = Int64(bytes[index] - UInt8(ascii: "0"))
                 let (times, o1) = integer.multipliedReportingOverflow(by: 10)
-                let (next, o2) = negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
+                let (next, o2) =
+                    negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
                 overflow = overflow || o1 || o2
                 integer = next
                 index += 1
@@ -336,7 +347,9 @@ private struct JSONReader {
         if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
             isInteger = false
             index += 1
-            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) { index += 1 }
+            if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+                index += 1
+            }
             guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
@@ -353,9 +366,9 @@ private struct JSONReader {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

@@ -114,7 +114,9 @@ extension APNSSimulator {
         }
         if configuration.deadTokens.contains(token) || configuration.deadTokenPrefixes.contains(where: token.hasPrefix)
         {
-            return .failure(Rejection(410, .unregistered, timestamp: configuration.deadTimestamp ?? configuration.nowMilliseconds()))
+            return .failure(
+                Rejection(410, .unregistered, timestamp: configuration.deadTimestamp ?? configuration.nowMilliseconds())
+            )
         }
         if !configuration.injectedFailures.isEmpty,
             let failure = state.withLock({ $0.injectedFailure(for: token, rules: configuration.injectedFailures) })

@@ -65,10 +65,12 @@ extension APNSClient {
                         let start = NIODeadline.now()
                         let result: Result<APNSOutcome, APNSTransportError>
                         if Task.isCancelled {
-                            result = .failure(APNSTransportError(.cancelled, "cancelled before the request was sent again"))
+                            result = .failure(
+                                APNSTransportError(.cancelled, "cancelled before the request was sent again"))
                         } else {
                             do throws(APNSTransportError) {
-                                result = .success(try await self.sendWithRetries(first.request, after: (first.result, token)))
+                                result = .success(
+                                    try await self.sendWithRetries(first.request, after: (first.result, token)))
                             } catch {
                                 result = .failure(error)
                             }
@@ -280,7 +282,8 @@ private final class BatchSend: Sendable {
     private func finished(_ index: Int, _ request: APNSRequest, _ result: APNSStreamResult, since start: NIODeadline) {
         let final: Result<APNSOutcome, APNSTransportError>?
         switch result {
-        case .response(let outcome) where outcome.status == 403
+        case .response(let outcome)
+        where outcome.status == 403
             && (outcome.reason == .expiredProviderToken || outcome.reason == .unrelatedKeyIdInToken):
             final = nil
         case .response(let outcome):

@@ -197,7 +197,9 @@ public final class APNSClient: Sendable {
             if error.code == .timeout, lease.connection.recordTimeout() >= Self.timeoutsBeforeReplacing {
                 // Repeated silence (pushy#476, node-apn#665): this connection is suspect; new requests go elsewhere.
                 logger.warning("APNs connection replaced after repeated timeouts")
-                replace(lease.connection, APNSTransportError(.timeout, "the connection was replaced after repeated timeouts"))
+                replace(
+                    lease.connection,
+                    APNSTransportError(.timeout, "the connection was replaced after repeated timeouts"))
             }
         }
         release(lease)

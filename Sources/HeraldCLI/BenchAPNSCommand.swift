@@ -7,7 +7,7 @@ import NIOCore
 import NIOPosix
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `herald bench apns`: `APNSClient` alone against a fast HTTP/2 sink, for comparison with `h2load` in the same shape.

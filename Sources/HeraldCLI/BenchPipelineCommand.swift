@@ -8,7 +8,7 @@ import Logging
 import RabbitMQ
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `herald bench pipeline`: the whole pipeline against a fast HTTP/2 sink, with real worker processes.
@@ -37,7 +37,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(help: "A P-256 .p8 key to sign provider tokens with.") var keyFile = ".state/demo/AuthKey_DEMOKEY123.p8"
     @Option(help: "Worker processes.") var workers = 1
     @Option(help: "HTTP/2 connections per worker.") var connections = 1
-    @Option(help: "Jobs each worker has in hand (its --prefetch); the worker's default if not given.") var prefetch: UInt16?
+    @Option(help: "Jobs each worker has in hand (its --prefetch); the worker's default if not given.") var prefetch:
+        UInt16?
     @Option(help: "Batches each worker delivers at once (its --batch-prefetch); the worker's default if not given.")
     var batchPrefetch: UInt16?
     @Option(help: "Queue type: classic or quorum.") var queueType = "classic"
@@ -46,8 +47,12 @@ struct BenchPipelineCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = services.makeLogger(label: "herald.bench")
-        guard scenario == "broadcast" || scenario == "jobs" else { throw ValidationError("--scenario is broadcast or jobs") }
-        guard Topology.QueueType(rawValue: queueType) != nil else { throw ValidationError("--queue-type is classic or quorum") }
+        guard scenario == "broadcast" || scenario == "jobs" else {
+            throw ValidationError("--scenario is broadcast or jobs")
+        }
+        guard Topology.QueueType(rawValue: queueType) != nil else {
+            throw ValidationError("--queue-type is classic or quorum")
+        }
         let amqpURL = try services.resolvedAMQPURL()
         let databaseURL = try services.resolvedDatabaseURL()
         let database = try DatabaseConfiguration(url: databaseURL)
@@ -62,7 +67,9 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             AppConfiguration(
                 id: app, topic: app, environment: .sandbox, endpoint: endpoint,
                 caFile: URL(fileURLWithPath: caFile).standardizedFileURL.path,
-                auth: .token(teamID: "BENCHTEAM1", keyID: "BENCHKEY01", keyFile: URL(fileURLWithPath: keyFile).standardizedFileURL.path)
+                auth: .token(
+                    teamID: "BENCHTEAM1", keyID: "BENCHKEY01",
+                    keyFile: URL(fileURLWithPath: keyFile).standardizedFileURL.path)
             )
         ])
         try JSONEncoder().encode(apps).write(to: URL(fileURLWithPath: directory + "/apps.json"))
@@ -85,41 +92,62 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             let topology = Topology(prefix: prefix, queueType: Topology.QueueType(rawValue: queueType)!)
             try await topology.declare(on: connection)
             let processes = try (0..<workers).map { _ in
-                try spawnWorker(appsFile: directory + "/apps.json", prefix: prefix, amqpURL: amqpURL, databaseURL: databaseURL)
+                try spawnWorker(
+                    appsFile: directory + "/apps.json", prefix: prefix, amqpURL: amqpURL, databaseURL: databaseURL)
             }
             defer { for process in processes where process.isRunning { process.terminate() } }
-            while try await connection.declareQueue(topology.jobs, durable: true, arguments: topology.workQueueArguments).consumerCount < workers {
+            while try await connection.declareQueue(
+                topology.jobs, durable: true, arguments: topology.workQueueArguments
+            ).consumerCount < workers {
                 try await Task.sleep(for: .milliseconds(50))
             }
 
             // The jobs' bodies are encoded before the clock starts: the publisher's own JSON work is not the pipeline's.
-            let bodies = isBroadcast ? [] : try (0..<count).map { i in
-                Array(try JSONEncoder().encode(Job(id: "\(prefix)-\(i)", app: app, target: .tokens([Self.token(i).hex]), notification: Self.notification)))
-            }
+            let bodies =
+                isBroadcast
+                ? []
+                : try (0..<count).map { i in
+                    Array(
+                        try JSONEncoder().encode(
+                            Job(
+                                id: "\(prefix)-\(i)", app: app, target: .tokens([Self.token(i).hex]),
+                                notification: Self.notification)))
+                }
             FileHandle.standardError.write(Data("publishing…\n".utf8))
             let started = ContinuousClock.now
             if isBroadcast {
                 let job = Job(id: prefix, app: app, target: .all, notification: Self.notification)
                 try await publish(Array(try JSONEncoder().encode(job)), id: prefix, on: connection, topology: topology)
-                while try await store.job(id: prefix)?.state.isFinal != true { try await Task.sleep(for: .milliseconds(20)) }
+                while try await store.job(id: prefix)?.state.isFinal != true {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
             } else {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for (i, body) in bodies.enumerated() {
                         if i >= 256 { try await group.next() }
-                        group.addTask { try await publish(body, id: "\(prefix)-\(i)", on: connection, topology: topology) }
+                        group.addTask {
+                            try await publish(body, id: "\(prefix)-\(i)", on: connection, topology: topology)
+                        }
                     }
                     try await group.waitForAll()
                 }
                 // The queue first (cheap to ask), then the jobs table: counting finished jobs reads every job row,
                 // and doing it throughout the run took CPU from the pipeline being measured.
-                while try await connection.declareQueue(topology.jobs, durable: true, arguments: topology.workQueueArguments).messageCount > 0 {
+                while try await connection.declareQueue(
+                    topology.jobs, durable: true, arguments: topology.workQueueArguments
+                ).messageCount > 0 {
                     try await Task.sleep(for: .milliseconds(100))
                 }
-                while try await store.finishedJobCount(app: app, idPrefix: prefix + "-") < count { try await Task.sleep(for: .milliseconds(100)) }
+                while try await store.finishedJobCount(app: app, idPrefix: prefix + "-") < count {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
             }
             let elapsed = ContinuousClock.now - started
             let rss = processes.map { Self.peakRSSMegabytes(pid: $0.processIdentifier) }.max() ?? 0
-            let latency = isBroadcast ? try await store.batchLatency(job: prefix) : try await store.jobLatency(app: app, idPrefix: prefix + "-")
+            let latency =
+                isBroadcast
+                ? try await store.batchLatency(job: prefix)
+                : try await store.jobLatency(app: app, idPrefix: prefix + "-")
             for process in processes { process.terminate() }
             for process in processes { process.waitUntilExit() }
             for queue in [topology.jobs, topology.batches, topology.parked] + topology.retryQueues.map(\.name) {
@@ -139,13 +167,21 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         } else {
             print("scenario \(scenario): \(count) notifications, \(workers) worker(s), \(Self.fixed(seconds)) s")
             print("  notifications/s  \(Self.fixed(perSecond))")
-            print("  latency p50 / p99  \(Self.fixed(latency.p50Milliseconds)) ms / \(Self.fixed(latency.p99Milliseconds)) ms")
+            print(
+                "  latency p50 / p99  \(Self.fixed(latency.p50Milliseconds)) ms / \(Self.fixed(latency.p99Milliseconds)) ms"
+            )
             print("  peak worker RSS  \(Self.fixed(rss)) MB")
         }
     }
 
     static let notification = JobNotification(
-        aps: ["alert": ["title": "Herald", "body": "A benchmark notification of a realistic size, about two hundred and fifty bytes in all, with a title, a body and a little custom data beside it."]],
+        aps: [
+            "alert": [
+                "title": "Herald",
+                "body":
+                    "A benchmark notification of a realistic size, about two hundred and fifty bytes in all, with a title, a body and a little custom data beside it.",
+            ]
+        ],
         custom: ["kind": "bench", "ref": 12345]
     )
 
@@ -160,17 +196,20 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         try await connection.publish(
             body,
             routingKey: topology.jobs,
-            properties: AMQPProperties(contentType: "application/json", messageID: id, timestamp: Int64(Date().timeIntervalSince1970))
+            properties: AMQPProperties(
+                contentType: "application/json", messageID: id, timestamp: Int64(Date().timeIntervalSince1970))
         )
     }
 
     private func spawnWorker(appsFile: String, prefix: String, amqpURL: String, databaseURL: String) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = [
-            "worker", "--apps-file", appsFile, "--queue-prefix", prefix, "--queue-type", queueType,
-            "--connections", String(connections), "--metrics-port", "0", "--log-level", "warning",
-        ] + (prefetch.map { ["--prefetch", String($0)] } ?? []) + (batchPrefetch.map { ["--batch-prefetch", String($0)] } ?? [])
+        process.arguments =
+            [
+                "worker", "--apps-file", appsFile, "--queue-prefix", prefix, "--queue-type", queueType,
+                "--connections", String(connections), "--metrics-port", "0", "--log-level", "warning",
+            ] + (prefetch.map { ["--prefetch", String($0)] } ?? [])
+            + (batchPrefetch.map { ["--batch-prefetch", String($0)] } ?? [])
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_AMQP_URL"] = amqpURL
         environment["HERALD_DATABASE_URL"] = databaseURL

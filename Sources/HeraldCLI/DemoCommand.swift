@@ -129,7 +129,9 @@ struct DemoScenario {
         var simulatorConfiguration = APNSSimulatorConfiguration(
             certificateChainPEM: try read(directory + "/server.pem"),
             privateKeyPEM: try read(directory + "/server.key"),
-            providerKeys: [Self.keyID: APNSSimulatorConfiguration.ProviderKey(teamID: Self.teamID, publicKeyPEM: providerPublicKey)]
+            providerKeys: [
+                Self.keyID: APNSSimulatorConfiguration.ProviderKey(teamID: Self.teamID, publicKeyPEM: providerPublicKey)
+            ]
         )
         simulatorConfiguration.deadTokenPrefixes = ["dead"]
         let simulator = APNSSimulator(
@@ -207,7 +209,8 @@ struct DemoScenario {
         try await workerTask.value
         try await simulator.stop()
 
-        return try await check(jobs: jobs, statuses: statuses, simulator: simulator, store: store, parked: Int(parkedAfter - parkedBefore))
+        return try await check(
+            jobs: jobs, statuses: statuses, simulator: simulator, store: store, parked: Int(parkedAfter - parkedBefore))
     }
 
     private func migrateAndImport(_ store: Store) async throws {
@@ -256,12 +259,20 @@ struct DemoScenario {
             }
             if status.state != .done { problems.append("\(job.id): state \(status.state.rawValue)") }
             let c = status.counters
-            rows.append([job.id, job.kind, status.state.rawValue, "\(c.targeted)", "\(c.sent)", "\(c.pruned)", "\(c.failed)", check])
+            rows.append([
+                job.id, job.kind, status.state.rawValue, "\(c.targeted)", "\(c.sent)", "\(c.pruned)", "\(c.failed)",
+                check,
+            ])
         }
         let totals = jobs.compactMap { statuses[$0.id]?.counters }.reduce(into: JobCounters()) {
-            $0.targeted += $1.targeted; $0.sent += $1.sent; $0.pruned += $1.pruned; $0.failed += $1.failed
+            $0.targeted += $1.targeted
+            $0.sent += $1.sent
+            $0.pruned += $1.pruned
+            $0.failed += $1.failed
         }
-        rows.append(["total", "", "", "\(totals.targeted)", "\(totals.sent)", "\(totals.pruned)", "\(totals.failed)", ""])
+        rows.append([
+            "total", "", "", "\(totals.targeted)", "\(totals.sent)", "\(totals.pruned)", "\(totals.failed)", "",
+        ])
 
         let remaining = try await store.deviceCount(app: Self.app)
         let deadCount = makeDevices().filter(\.isDead).count

@@ -160,7 +160,8 @@ struct ExportDevices: AsyncParsableCommand {
                 var text = ""
                 for device in page {
                     let fields = [
-                        device.token.hex, device.userID ?? "", device.locale ?? "", device.topics.joined(separator: ";"),
+                        device.token.hex, device.userID ?? "", device.locale ?? "",
+                        device.topics.joined(separator: ";"),
                     ]
                     text += fields.map(Self.field).joined(separator: ",") + "\n"
                 }

@@ -37,7 +37,8 @@ struct SimulatorCommand: AsyncParsableCommand {
         for entry in providerKey {
             let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
             guard parts.count == 3 else { throw ValidationError("--provider-key must be KEY_ID:TEAM_ID:path") }
-            keys[parts[0]] = APNSSimulatorConfiguration.ProviderKey(teamID: parts[1], publicKeyPEM: try publicKeyPEM(atPath: parts[2]))
+            keys[parts[0]] = APNSSimulatorConfiguration.ProviderKey(
+                teamID: parts[1], publicKeyPEM: try publicKeyPEM(atPath: parts[2]))
         }
         var configuration = APNSSimulatorConfiguration(
             certificateChainPEM: try read(certificate),
@@ -51,7 +52,8 @@ struct SimulatorCommand: AsyncParsableCommand {
         configuration.recordFile = recordFile
         configuration.maxConcurrentStreams = maxConcurrentStreams
         if let clientCa { configuration.clientCertificateTrustRootsPEM = [try read(clientCa)] }
-        let simulator = APNSSimulator(configuration: configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        let simulator = APNSSimulator(
+            configuration: configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
         let bound = try await simulator.start()
         print("apns-sim listening on https://\(host):\(bound)")
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)

@@ -129,7 +129,9 @@ public struct AppsFile: Sendable, Hashable, Codable {
         var seen = Set<String>()
         for app in file.apps {
             guard !app.id.isEmpty else { throw ConfigurationError("apps file: an app has an empty id") }
-            guard seen.insert(app.id).inserted else { throw ConfigurationError("apps file: app \(app.id) is listed twice") }
+            guard seen.insert(app.id).inserted else {
+                throw ConfigurationError("apps file: app \(app.id) is listed twice")
+            }
             guard !app.topic.isEmpty else { throw ConfigurationError("app \(app.id): topic is empty") }
             _ = try app.resolvedEndpoint()
         }

@@ -16,7 +16,9 @@ public struct BatchMessage: Sendable, Hashable, Codable {
     /// Explicit tokens (retry batches and small explicit targets).
     public var tokens: [String]?
 
-    public init(job: String, seq: Int, attempt: Int, after: String? = nil, through: String? = nil, tokens: [String]? = nil) {
+    public init(
+        job: String, seq: Int, attempt: Int, after: String? = nil, through: String? = nil, tokens: [String]? = nil
+    ) {
         self.job = job
         self.seq = seq
         self.attempt = attempt

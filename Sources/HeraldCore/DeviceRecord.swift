@@ -56,7 +56,9 @@ public enum DeviceCSV {
         if let userID, userID.utf8.count > 256 {
             throw RowError(line: lineNumber, message: "user_id is longer than 256 bytes")
         }
-        if let locale, locale.utf8.count > 35 || !locale.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) {
+        if let locale,
+            locale.utf8.count > 35 || !locale.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+        {
             throw RowError(line: lineNumber, message: "locale is not a BCP 47 tag")
         }
         let topics = fields[3].split(separator: ";").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
@@ -75,7 +77,12 @@ public enum DeviceCSV {
             if quoted {
                 if c == "\"" {
                     if let next = iterator.next() {
-                        if next == "\"" { field.append("\"") } else { quoted = false; pending = next }
+                        if next == "\"" {
+                            field.append("\"")
+                        } else {
+                            quoted = false
+                            pending = next
+                        }
                     } else {
                         quoted = false
                     }

@@ -33,7 +33,9 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The longest delay.
     public var maximumDelay: Duration = .seconds(30)
 
-    public init(maximumAttempts: Int = 5, baseDelay: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(30)) {
+    public init(
+        maximumAttempts: Int = 5, baseDelay: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(30)
+    ) {
         self.maximumAttempts = maximumAttempts
         self.baseDelay = baseDelay
         self.maximumDelay = maximumDelay

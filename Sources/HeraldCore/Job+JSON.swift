@@ -25,7 +25,9 @@ struct JobFields {
     func has(_ key: String) -> Bool { members[key] != nil }
 
     func value(_ key: String) throws(JobError) -> PayloadValue {
-        guard let value = members[key], value != .null else { throw JobError(.malformed, "not a job: missing field \(at(key))") }
+        guard let value = members[key], value != .null else {
+            throw JobError(.malformed, "not a job: missing field \(at(key))")
+        }
         return value
     }
 
@@ -49,7 +51,8 @@ struct JobFields {
         guard let value = optional(key) else { return nil }
         switch value {
         case .integer(let number): return number
-        case .number(let number) where number == number.rounded(.towardZero) && abs(number) < 9.0e15: return Int64(number)
+        case .number(let number) where number == number.rounded(.towardZero) && abs(number) < 9.0e15:
+            return Int64(number)
         default: throw Self.wrongType(at(key))
         }
     }
@@ -132,10 +135,13 @@ extension Target {
             return
         }
         let locales = try fields.strings("locales")
-        guard !locales.isEmpty else { throw JobError(.malformed, "not a job: \(fields.at("locales")): locales is empty") }
+        guard !locales.isEmpty else {
+            throw JobError(.malformed, "not a job: \(fields.at("locales")): locales is empty")
+        }
         switch base {
         case .topic, .all: self = .filtered(base, locales: locales)
-        default: throw JobError(.malformed, "not a job: \(fields.at("locales")): locales narrows only topic and all targets")
+        default:
+            throw JobError(.malformed, "not a job: \(fields.at("locales")): locales narrows only topic and all targets")
         }
     }
 
@@ -160,6 +166,8 @@ extension JobNotification {
     }
 
     public init(from decoder: any Decoder) throws {
-        self = try JobFields.decode(from: decoder) { value throws(JobError) in try JobNotification(json: value, path: "notification") }
+        self = try JobFields.decode(from: decoder) { value throws(JobError) in
+            try JobNotification(json: value, path: "notification")
+        }
     }
 }

@@ -150,7 +150,8 @@ extension PreparedJob {
         case .tokens(let raw):
             guard !raw.isEmpty else { throw JobError(.invalidTarget, "target.tokens is empty") }
             guard raw.count <= maximumListedRecipients else {
-                throw JobError(.invalidTarget, "target.tokens has \(raw.count) entries, over \(maximumListedRecipients)")
+                throw JobError(
+                    .invalidTarget, "target.tokens has \(raw.count) entries, over \(maximumListedRecipients)")
             }
             var seen = Set<DeviceToken>()
             var tokens: [DeviceToken] = []
@@ -165,7 +166,8 @@ extension PreparedJob {
         case .users(let users):
             guard !users.isEmpty else { throw JobError(.invalidTarget, "target.users is empty") }
             guard users.count <= maximumListedRecipients else {
-                throw JobError(.invalidTarget, "target.users has \(users.count) entries, over \(maximumListedRecipients)")
+                throw JobError(
+                    .invalidTarget, "target.users has \(users.count) entries, over \(maximumListedRecipients)")
             }
             audience = .users(Array(Set(users)).sorted())
         case .topic(let topic):
@@ -209,7 +211,9 @@ extension PreparedJob {
     /// Whether a JSON text has a `\u0000` escape in a string (an escaped backslash followed by `u0000` is text, not
     /// an escape). A raw NUL byte is not valid JSON and fails decoding anyway.
     static func containsEscapedNUL(_ body: [UInt8]) -> Bool {
-        let backslash = UInt8(ascii: "\\"), u = UInt8(ascii: "u"), zero = UInt8(ascii: "0")
+        let backslash = UInt8(ascii: "\\")
+        let u = UInt8(ascii: "u")
+        let zero = UInt8(ascii: "0")
         var index = 0
         let end = body.count
         while index < end {
@@ -233,7 +237,8 @@ extension NotificationTemplate {
     public init(_ notification: JobNotification) throws(JobError) {
         let pushType = PushType(rawValue: notification.pushType ?? "alert")
         guard pushType.isKnown else {
-            throw JobError(.invalidNotification, "push_type \"\(pushType.rawValue.prefix(40))\" is not an APNs push type")
+            throw JobError(
+                .invalidNotification, "push_type \"\(pushType.rawValue.prefix(40))\" is not an APNs push type")
         }
         if let custom = notification.custom, custom["aps"] != nil {
             throw JobError(.invalidNotification, "custom must not contain the key aps")

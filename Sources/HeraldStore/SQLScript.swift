@@ -19,22 +19,35 @@ enum SQLScript {
             let c = scalars[i]
             let next: Unicode.Scalar? = i + 1 < scalars.count ? scalars[i + 1] : nil
             if c == "-" && next == "-" {
-                while i < scalars.count && scalars[i] != "\n" { current.append(scalars[i]); i += 1 }
+                while i < scalars.count && scalars[i] != "\n" {
+                    current.append(scalars[i])
+                    i += 1
+                }
                 continue
             }
             if c == "/" && next == "*" {
                 while i < scalars.count && !(scalars[i] == "*" && i + 1 < scalars.count && scalars[i + 1] == "/") {
-                    current.append(scalars[i]); i += 1
+                    current.append(scalars[i])
+                    i += 1
                 }
-                if i < scalars.count { current.append("*"); current.append("/"); i += 2 }
+                if i < scalars.count {
+                    current.append("*")
+                    current.append("/")
+                    i += 2
+                }
                 continue
             }
             if c == "'" || c == "\"" {
-                current.append(c); i += 1
+                current.append(c)
+                i += 1
                 while i < scalars.count {
                     current.append(scalars[i])
                     if scalars[i] == c {
-                        if i + 1 < scalars.count && scalars[i + 1] == c { current.append(c); i += 2; continue }
+                        if i + 1 < scalars.count && scalars[i + 1] == c {
+                            current.append(c)
+                            i += 2
+                            continue
+                        }
                         i += 1
                         break
                     }
@@ -52,11 +65,16 @@ enum SQLScript {
                         i += tag.count
                         break
                     }
-                    current.append(scalars[i]); i += 1
+                    current.append(scalars[i])
+                    i += 1
                 }
                 continue
             }
-            if c == ";" { flush(); i += 1; continue }
+            if c == ";" {
+                flush()
+                i += 1
+                continue
+            }
             current.append(c)
             i += 1
         }

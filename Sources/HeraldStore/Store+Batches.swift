@@ -195,7 +195,9 @@ extension Store {
         var unique: [BatchKey: BatchCompletion] = [:]
         for completion in completions where unique[completion.key] == nil { unique[completion.key] = completion }
         // Sorted, so that concurrent group completions lock batch and job rows in the same order.
-        let items = unique.values.sorted { ($0.key.job, $0.key.seq, $0.key.attempt) < ($1.key.job, $1.key.seq, $1.key.attempt) }
+        let items = unique.values.sorted {
+            ($0.key.job, $0.key.seq, $0.key.attempt) < ($1.key.job, $1.key.seq, $1.key.attempt)
+        }
         guard !items.isEmpty else { return CompletedBatches() }
         return try await run("completing batches") {
             try await client.withTransaction(logger: logger) { connection in
@@ -274,7 +276,9 @@ extension Store {
     /// a snapshot taken after every other completion of the same jobs has committed. (In one statement the pending
     /// batches would be read before waiting for the lock, and two workers completing a job's last two batches at
     /// once would each see the other's as pending: the job would never finish.)
-    private static func addCountsAndFinish(_ sums: [WriteBack], on connection: PostgresConnection, logger: Logger) async throws -> [String: JobState] {
+    private static func addCountsAndFinish(_ sums: [WriteBack], on connection: PostgresConnection, logger: Logger)
+        async throws -> [String: JobState]
+    {
         let ids = sums.map(\.jobID)
         try await connection.query(
             """
@@ -342,12 +346,16 @@ extension Store {
         }
     }
 
-    private static func finishIfComplete(job: String, on connection: PostgresConnection, logger: Logger) async throws -> JobState? {
+    private static func finishIfComplete(job: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> JobState?
+    {
         try await finishIfComplete(jobs: [job], on: connection, logger: logger)[job]
     }
 
     /// Finishes each of `jobs` that is running, fully planned and has no pending batch left; returns those finished.
-    private static func finishIfComplete(jobs: [String], on connection: PostgresConnection, logger: Logger) async throws -> [String: JobState] {
+    private static func finishIfComplete(jobs: [String], on connection: PostgresConnection, logger: Logger) async throws
+        -> [String: JobState]
+    {
         let rows = try await connection.query(
             """
             WITH still_pending AS (
@@ -366,7 +374,9 @@ extension Store {
             logger: logger
         )
         var finished: [String: JobState] = [:]
-        for try await (id, state) in rows.decode((String, String).self) { finished[id] = JobState(rawValue: state) ?? .done }
+        for try await (id, state) in rows.decode((String, String).self) {
+            finished[id] = JobState(rawValue: state) ?? .done
+        }
         return finished
     }
 
@@ -392,7 +402,9 @@ extension Store {
     }
 
     /// Adds `increment` to the badge counter of each device and returns the new absolute values.
-    public func incrementBadges(app: String, tokens: [DeviceToken], by increment: Int) async throws(StoreError) -> [String: Int] {
+    public func incrementBadges(app: String, tokens: [DeviceToken], by increment: Int) async throws(StoreError)
+        -> [String: Int]
+    {
         guard !tokens.isEmpty else { return [:] }
         let hex = tokens.map(\.hex)
         return try await run("incrementing badges") {

@@ -114,18 +114,22 @@ extension Store {
         try await run("reading a page of devices") {
             let columns = withDetails ? "token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint" : "token"
             let rows = try await client.query(
-                Self.pageQuery(app: app, filter: filter, after: after, through: through, limit: limit, columns: columns),
+                Self.pageQuery(
+                    app: app, filter: filter, after: after, through: through, limit: limit, columns: columns),
                 logger: logger
             )
             var devices: [StoredDevice] = []
             devices.reserveCapacity(limit)
             if withDetails {
                 for try await (token, locale, registeredAt) in rows.decode((String, String?, Int64).self) {
-                    devices.append(StoredDevice(token: DeviceToken(trustedHex: token), locale: locale, registeredAt: registeredAt))
+                    devices.append(
+                        StoredDevice(token: DeviceToken(trustedHex: token), locale: locale, registeredAt: registeredAt))
                 }
             } else {
                 for try await row in rows {
-                    devices.append(StoredDevice(token: DeviceToken(trustedHex: try row.decode(String.self)), locale: nil, registeredAt: 0))
+                    devices.append(
+                        StoredDevice(
+                            token: DeviceToken(trustedHex: try row.decode(String.self)), locale: nil, registeredAt: 0))
                 }
             }
             return devices
@@ -141,7 +145,8 @@ extension Store {
         limit: Int
     ) async throws(StoreError) -> (count: Int, last: String?) {
         try await run("measuring a page of devices") {
-            let page = Self.pageQuery(app: app, filter: filter, after: after, through: nil, limit: limit, columns: "token")
+            let page = Self.pageQuery(
+                app: app, filter: filter, after: after, through: nil, limit: limit, columns: "token")
             var query = PostgresQuery(unsafeSQL: "SELECT count(*)::bigint, max(token) FROM (" + page.sql + ") AS page")
             query.binds = page.binds
             let rows = try await client.query(query, logger: logger)
@@ -192,7 +197,8 @@ extension Store {
     /// The number of devices an app has.
     public func deviceCount(app: String) async throws(StoreError) -> Int {
         try await run("counting devices") {
-            let rows = try await client.query("SELECT count(*)::bigint FROM devices WHERE app_id = \(app)", logger: logger)
+            let rows = try await client.query(
+                "SELECT count(*)::bigint FROM devices WHERE app_id = \(app)", logger: logger)
             var count = 0
             for try await n in rows.decode(Int64.self) { count = Int(n) }
             return count
@@ -202,7 +208,8 @@ extension Store {
     private static func collect(_ rows: PostgresRowSequence) async throws -> [StoredDevice] {
         var devices: [StoredDevice] = []
         for try await (token, locale, registeredAt) in rows.decode((String, String?, Int64).self) {
-            devices.append(StoredDevice(token: DeviceToken(trustedHex: token), locale: locale, registeredAt: registeredAt))
+            devices.append(
+                StoredDevice(token: DeviceToken(trustedHex: token), locale: locale, registeredAt: registeredAt))
         }
         return devices
     }
@@ -233,7 +240,8 @@ enum CopyText {
     /// A PostgreSQL array literal with every element double-quoted.
     static func arrayLiteral(_ elements: [String]) -> String {
         let quoted = elements.map { element in
-            "\"" + element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            "\"" + element.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                + "\""
         }
         return "{" + quoted.joined(separator: ",") + "}"
     }

@@ -19,7 +19,8 @@ public struct JobCounters: Sendable, Hashable, Codable {
     public var expired: Int = 0
     public var retried: Int = 0
 
-    public init(targeted: Int = 0, sent: Int = 0, pruned: Int = 0, failed: Int = 0, expired: Int = 0, retried: Int = 0) {
+    public init(targeted: Int = 0, sent: Int = 0, pruned: Int = 0, failed: Int = 0, expired: Int = 0, retried: Int = 0)
+    {
         self.targeted = targeted
         self.sent = sent
         self.pruned = pruned

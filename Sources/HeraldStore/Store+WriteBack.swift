@@ -122,7 +122,10 @@ extension Store {
                 for try await token in existing.decode(String.self) { stillRegistered.insert(token) }
                 for prune in kept {
                     let why = stillRegistered.contains(prune.token.hex) ? "registered again since" : "already pruned"
-                    failures.append(.init(token: prune.token, status: prune.apnsTimestamp == nil ? 400 : 410, reason: "\(prune.reason) (\(why))"))
+                    failures.append(
+                        .init(
+                            token: prune.token, status: prune.apnsTimestamp == nil ? 400 : 410,
+                            reason: "\(prune.reason) (\(why))"))
                 }
             }
         }
@@ -152,7 +155,9 @@ extension Store {
     }
 
     /// Dead tokens recorded for an app, newest first (for reports and tests).
-    public func deadTokens(app: String, limit: Int = 1000) async throws(StoreError) -> [(token: DeviceToken, reason: String, jobID: String?)] {
+    public func deadTokens(app: String, limit: Int = 1000) async throws(StoreError) -> [(
+        token: DeviceToken, reason: String, jobID: String?
+    )] {
         try await run("reading dead tokens") {
             let rows = try await client.query(
                 """

@@ -28,7 +28,7 @@ public struct Store: Sendable {
             while true {
                 do {
                     return try await body()
-                } catch where attempt < 4 && Self.isTransientConflict(error) {
+                } catch  where attempt < 4 && Self.isTransientConflict(error) {
                     logger.debug("transaction conflict, retrying", metadata: ["operation": "\(what)"])
                     attempt += 1
                 }

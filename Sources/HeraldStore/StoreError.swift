@@ -17,7 +17,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var file: String
     public var line: Int
 
-    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil, file: String = #fileID, line: Int = #line) {
+    public init(
+        _ code: Code, _ message: String, underlying: (any Error)? = nil, file: String = #fileID, line: Int = #line
+    ) {
         self.code = code
         self.message = message
         self.underlying = underlying

@@ -4,7 +4,8 @@ import Synchronization
 public final class EventCollector<Event: Sendable>: Sendable {
     private struct State {
         var events: [Event] = []
-        var waiters: [(id: Int, condition: @Sendable ([Event]) -> Bool, continuation: CheckedContinuation<[Event], Never>)] = []
+        var waiters:
+            [(id: Int, condition: @Sendable ([Event]) -> Bool, continuation: CheckedContinuation<[Event], Never>)] = []
         var nextWaiter = 0
     }
 

@@ -10,7 +10,8 @@ public enum TestAPNs {
     /// The public half of `TestCredentials.providerKeyPEM`.
     public static var providerPublicKeyPEM: String {
         // The fixture key is valid PEM; failing here is a broken fixture, not a test outcome.
-        (try? ProviderTokenSigner(teamID: TestCredentials.teamID, keyID: TestCredentials.keyID, pemKey: TestCredentials.providerKeyPEM))!
+        (try? ProviderTokenSigner(
+            teamID: TestCredentials.teamID, keyID: TestCredentials.keyID, pemKey: TestCredentials.providerKeyPEM))!
             .publicKeyPEM
     }
 

@@ -64,7 +64,8 @@ public final class APNSClients: Sendable {
             )
             var appLogger = logger
             appLogger[metadataKey: "app"] = "\(app.id)"
-            clients[app.id] = APNSClient(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: appLogger)
+            clients[app.id] = APNSClient(
+                configuration: configuration, eventLoopGroup: eventLoopGroup, logger: appLogger)
         }
         self.clients = clients
     }

@@ -125,7 +125,9 @@ struct BatchDeliverer: Sendable {
             case .failJob(let reason):
                 if reason != StopFlag.stopped, jobFailure == nil { jobFailure = reason }
                 writeBack.failures.append(.init(token: token, status: nil, reason: reason.rawValue))
-                tally[Tally(outcome: "failed", reason: reason == StopFlag.stopped ? "job_stopped" : reason.rawValue), default: 0] += 1
+                tally[
+                    Tally(outcome: "failed", reason: reason == StopFlag.stopped ? "job_stopped" : reason.rawValue),
+                    default: 0] += 1
             }
         }
         if writeBack.sent > 0 { tally[Tally(outcome: "sent", reason: ""), default: 0] += writeBack.sent }
@@ -164,7 +166,8 @@ struct BatchDeliverer: Sendable {
             let job = small.job
             let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: [])
             guard let app = configuration.apps.app(job.app), let client = clients.client(for: job.app) else {
-                let stopped = try await stopJob(job, reason: "app \(job.app) is no longer in the apps file", batch: batch)
+                let stopped = try await stopJob(
+                    job, reason: "app \(job.app) is no longer in the apps file", batch: batch)
                 outcomes[job.id] = stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
                 continue
             }
@@ -175,7 +178,11 @@ struct BatchDeliverer: Sendable {
                 completions.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: nil))
                 continue
             }
-            sendable.append((small, client, RequestList(template: job.template, bundleID: app.topic, tokens: small.tokens, payloads: nil)))
+            sendable.append(
+                (
+                    small, client,
+                    RequestList(template: job.template, bundleID: app.topic, tokens: small.tokens, payloads: nil)
+                ))
         }
 
         // Every job's notifications at once, one transport batch per APNs client, up to `sendConcurrency` in flight
@@ -227,7 +234,8 @@ struct BatchDeliverer: Sendable {
         // A job APNs rejected as a whole is failed (and parked once) first, so that its completion, which still
         // writes its counts, does not mark it done.
         var stoppedHere = Set<String>()
-        for (job, reason) in stopped where try await stopJob(job, reason: "APNs rejected the job: \(reason)", batch: nil) {
+        for (job, reason) in stopped
+        where try await stopJob(job, reason: "APNs rejected the job: \(reason)", batch: nil) {
             stoppedHere.insert(job.id)
         }
         let completed = try await store.completeSmallJobs(completions)
@@ -308,7 +316,9 @@ struct BatchDeliverer: Sendable {
     ) -> RequestList {
         let template = job.template
         let tokens = devices.map(\.token)
-        guard template.variesPerDevice else { return RequestList(template: template, bundleID: bundleID, tokens: tokens, payloads: nil) }
+        guard template.variesPerDevice else {
+            return RequestList(template: template, bundleID: bundleID, tokens: tokens, payloads: nil)
+        }
         var byVariant: [String: [UInt8]] = [:]
         let payloads = devices.map { device in
             let variant = template.variant(for: device.locale)
@@ -437,17 +447,18 @@ struct BatchDeliverer: Sendable {
                 let (number, index) = locate[flat]
                 // Not sent once the job is known rejected as a whole (the probe, another batch, or this one).
                 return shares[number].stop.isSet ? nil : shares[number].requests[index]
+            },
+            onAnswer: { flat, answer in
+                // As answers arrive: the latency of delivered ones, and a job-level rejection stops the job's rest.
+                let share = shares[locate[flat].share]
+                let result = DeliveryResult(answer)
+                if result.isSuccess {
+                    recordLatency(metrics, publishedAt: share.publishedAt)
+                } else if case .failJob = disposition(for: result, attempt: 1, policy: policy, jitter: 0) {
+                    share.stop.set()
+                }
             }
-        ) { flat, answer in
-            // As answers arrive: the latency of delivered ones, and a job-level rejection stops the job's rest.
-            let share = shares[locate[flat].share]
-            let result = DeliveryResult(answer)
-            if result.isSuccess {
-                recordLatency(metrics, publishedAt: share.publishedAt)
-            } else if case .failJob = disposition(for: result, attempt: 1, policy: policy, jitter: 0) {
-                share.stop.set()
-            }
-        }
+        )
         var results = shares.map { share -> [(DeviceToken, Disposition, Int)] in
             var results: [(DeviceToken, Disposition, Int)] = []
             results.reserveCapacity(share.range.count)
@@ -463,7 +474,8 @@ struct BatchDeliverer: Sendable {
                 continue
             }
             let result = DeliveryResult(answer)
-            let decided = disposition(for: result, attempt: 1, policy: policy, jitter: result.isSuccess ? 0 : Double.random(in: 0...1))
+            let decided = disposition(
+                for: result, attempt: 1, policy: policy, jitter: result.isSuccess ? 0 : Double.random(in: 0...1))
             if case .retry(_, let delay) = decided { retries.append((flat, delay)) }
             results[number].append((token, decided, 0))
         }
@@ -574,7 +586,8 @@ struct BatchDeliverer: Sendable {
             metrics.record(outcome: "retried", reason: "transient", count: transient.count)
             return retry.key
         }
-        let parked = BatchMessage(job: batch.job, seq: batch.seq, attempt: batch.attempt, tokens: transient.map(\.0.hex))
+        let parked = BatchMessage(
+            job: batch.job, seq: batch.seq, attempt: batch.attempt, tokens: transient.map(\.0.hex))
         try await Parking(publisher: publisher, topology: topology).park(
             Array(try JSONEncoder().encode(parked)),
             properties: AMQPProperties(contentType: "application/json", messageID: "\(parked.key)"),
@@ -584,7 +597,8 @@ struct BatchDeliverer: Sendable {
         )
         metrics.devicesParked.increment(by: transient.count)
         for (token, reason) in transient {
-            writeBack.failures.append(.init(token: token, status: nil, reason: "\(reason) (after \(batch.attempt) attempts)"))
+            writeBack.failures.append(
+                .init(token: token, status: nil, reason: "\(reason) (after \(batch.attempt) attempts)"))
         }
         metrics.record(outcome: "failed", reason: "exhausted", count: transient.count)
         return nil

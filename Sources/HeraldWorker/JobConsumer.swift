@@ -23,7 +23,9 @@ struct JobConsumer: Sendable {
         // Metadata only for the paths that log: setting it costs a dictionary copy per message.
         var logger: Logger {
             var enriched = self.logger
-            if let messageID = delivery.properties.messageID { enriched[metadataKey: "message_id"] = "\(messageID.prefix(64))" }
+            if let messageID = delivery.properties.messageID {
+                enriched[metadataKey: "message_id"] = "\(messageID.prefix(64))"
+            }
             return enriched
         }
 
@@ -59,7 +61,9 @@ struct JobConsumer: Sendable {
                 spec = String(decoding: try JSONEncoder().encode(job.spec), as: UTF8.self)
             }
         } catch {
-            await park(delivery, jobID: job.id, reason: "the job could not be encoded again", consumer: consumer, logger: jobLogger)
+            await park(
+                delivery, jobID: job.id, reason: "the job could not be encoded again", consumer: consumer,
+                logger: jobLogger)
             return
         }
         let item = SmallJobQueue.Item(delivery: delivery, job: job, spec: spec)
@@ -122,12 +126,15 @@ struct JobConsumer: Sendable {
         do {
             started = try await store.startSmallJobs(
                 group.map {
-                    SmallJobStart(id: $0.job.id, app: $0.job.app, spec: $0.spec, publishedAt: $0.publishedAt, tokenCount: $0.tokens.count)
+                    SmallJobStart(
+                        id: $0.job.id, app: $0.job.app, spec: $0.spec, publishedAt: $0.publishedAt,
+                        tokenCount: $0.tokens.count)
                 }
             )
         } catch {
             // Whatever went wrong, one by one each job fails (and is handed back) alone.
-            logger.warning("a group of small jobs could not be started, taking them one by one", metadata: ["error": "\(error)"])
+            logger.warning(
+                "a group of small jobs could not be started, taking them one by one", metadata: ["error": "\(error)"])
             started = []
         }
         // A started id is delivered here once; a second message with the same id waits for the one-by-one path.
@@ -156,7 +163,9 @@ struct JobConsumer: Sendable {
             }
         } catch {
             // Nothing of the group is acknowledged: it comes back redelivered, and what was started resumes.
-            logger.error("a group of small jobs could not be delivered, requeueing", metadata: ["jobs": "\(group.count)", "error": "\(error)"])
+            logger.error(
+                "a group of small jobs could not be delivered, requeueing",
+                metadata: ["jobs": "\(group.count)", "error": "\(error)"])
             try? await Task.sleep(for: .seconds(1))
             for item in group { try? await consumer.nack(item.delivery, requeue: true) }
             return
@@ -224,7 +233,8 @@ struct BatchConsumer: Sendable {
                 logger.warning("batch of an unknown job dropped", metadata: ["batch": "\(batch.key)"])
             }
         } catch {
-            logger.error("batch could not be completed, requeueing", metadata: ["batch": "\(batch.key)", "error": "\(error)"])
+            logger.error(
+                "batch could not be completed, requeueing", metadata: ["batch": "\(batch.key)", "error": "\(error)"])
             try? await Task.sleep(for: .seconds(1))
             try? await consumer.nack(delivery, requeue: true)
         }
@@ -232,7 +242,9 @@ struct BatchConsumer: Sendable {
 
     private func park(_ delivery: AMQPDelivery, reason: String, consumer: AMQPConsumer) async {
         do {
-            try await parking.park(delivery.body, properties: delivery.properties, reason: reason, attempts: 1, origin: configuration.topology.batches)
+            try await parking.park(
+                delivery.body, properties: delivery.properties, reason: reason, attempts: 1,
+                origin: configuration.topology.batches)
             try await consumer.ack(delivery)
         } catch {
             try? await consumer.nack(delivery, requeue: true)

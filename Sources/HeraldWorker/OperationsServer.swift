@@ -29,7 +29,8 @@ public enum OperationsRoutes {
         router.get("/metrics") { _, _ -> Response in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            return Response(
+                status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
         router.get("/health/live") { _, _ -> Response in
             json(status: .ok, #"{"status":"live"}"#)
@@ -37,7 +38,8 @@ public enum OperationsRoutes {
         router.get("/health/ready") { _, _ -> Response in
             let results = await readiness.evaluate()
             let ready = results.values.allSatisfy { $0 }
-            let checks = results.keys.sorted().map { #""\#($0)":\#(results[$0]! ? "true" : "false")"# }.joined(separator: ",")
+            let checks = results.keys.sorted().map { #""\#($0)":\#(results[$0]! ? "true" : "false")"# }.joined(
+                separator: ",")
             return json(
                 status: ready ? .ok : .serviceUnavailable,
                 #"{"status":"\#(ready ? "ready" : "not ready")","checks":{\#(checks)}}"#

@@ -24,8 +24,12 @@ struct Planner: Sendable {
     /// `redelivered`: the broker handed this message out before and it was not acknowledged (a worker died or gave
     /// it back). A job that fits in one batch was being delivered by that worker itself, not through the batches
     /// queue, so its batch is delivered again here unless it is done.
-    func plan(_ job: PreparedJob, cursor: String?, nextSeq: Int, planned: Bool, redelivered: Bool) async throws -> JobState? {
-        if planned, redelivered, case .tokens(let tokens) = job.audience, tokens.count <= configuration.batchSize, nextSeq == 1 {
+    func plan(_ job: PreparedJob, cursor: String?, nextSeq: Int, planned: Bool, redelivered: Bool) async throws
+        -> JobState?
+    {
+        if planned, redelivered, case .tokens(let tokens) = job.audience, tokens.count <= configuration.batchSize,
+            nextSeq == 1
+        {
             let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
             if case .completed(let finished?) = try await deliverer.deliver(batch) { return finished }
         }
@@ -69,7 +73,8 @@ struct Planner: Sendable {
         var seq = nextSeq
         while true {
             // Only the page's size and last token: the deliverer reads the devices themselves.
-            let page = try await store.devicesPageBoundary(app: job.app, filter: job.audience.filter, after: cursor, limit: size)
+            let page = try await store.devicesPageBoundary(
+                app: job.app, filter: job.audience.filter, after: cursor, limit: size)
             if seq == 0 && page.count < size {
                 // The whole audience fits in one batch: deliver it here instead of through the queue.
                 let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, after: nil, through: page.last ?? "")

@@ -53,8 +53,10 @@ public func buildWorker(
     // hand, then the scheduler, the APNs connections and last the database pool.
     services.append(.init(service: APNSClientsService(clients: clients)))
     services.append(.init(service: SchedulerService(shared: shared)))
-    services.append(.init(service: DelivererService(shared: shared), successTerminationBehavior: .gracefullyShutdownGroup))
-    services.append(.init(service: PlannerService(shared: shared), successTerminationBehavior: .gracefullyShutdownGroup))
+    services.append(
+        .init(service: DelivererService(shared: shared), successTerminationBehavior: .gracefullyShutdownGroup))
+    services.append(
+        .init(service: PlannerService(shared: shared), successTerminationBehavior: .gracefullyShutdownGroup))
     return ServiceGroup(
         configuration: .init(
             services: services,

@@ -35,7 +35,8 @@ public struct WorkerConfiguration: Sendable {
     /// How long one APNs request may take before it fails with a timeout.
     public var requestTimeout: Duration = .seconds(10)
     /// Brief in-process retries of transient failures before a batch's failures go to the retry queues.
-    public var retryPolicy: RetryPolicy = .init(maximumAttempts: 2, baseDelay: .milliseconds(100), maximumDelay: .seconds(1))
+    public var retryPolicy: RetryPolicy = .init(
+        maximumAttempts: 2, baseDelay: .milliseconds(100), maximumDelay: .seconds(1))
 
     /// Where to serve `/metrics`, `/health/live` and `/health/ready` (nil: not served). Port 0 picks one.
     public var operationsHost: String = "127.0.0.1"

@@ -21,7 +21,8 @@ import Testing
     }
 
     @Test func unknownReasonsAreKeptAsText() {
-        let outcome = APNSOutcome(status: 400, apnsID: nil, apnsUniqueID: nil, body: Array(#"{"reason":"NewThing"}"#.utf8))
+        let outcome = APNSOutcome(
+            status: 400, apnsID: nil, apnsUniqueID: nil, body: Array(#"{"reason":"NewThing"}"#.utf8))
         #expect(outcome.reason == APNSReason(rawValue: "NewThing"))
         #expect(outcome.reason?.isKnown == false)
     }

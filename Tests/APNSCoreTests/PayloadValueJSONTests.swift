@@ -81,7 +81,11 @@ import Testing
         case 2: return .integer(Int64.random(in: Int64.min...Int64.max, using: &generator))
         case 3: return .number(Double(Int.random(in: -1_000_000...1_000_000, using: &generator)) / 64 + 0.5)
         case 4: return .string(randomString(using: &generator))
-        case 5: return .array((0..<Int.random(in: 0...4, using: &generator)).map { _ in randomValue(depth: depth + 1, using: &generator) })
+        case 5:
+            return .array(
+                (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+                    randomValue(depth: depth + 1, using: &generator)
+                })
         default:
             var members: [String: PayloadValue] = [:]
             for _ in 0..<Int.random(in: 0...4, using: &generator) {
@@ -94,7 +98,8 @@ import Testing
     /// `value` as reading its JSON gives it: numbers with an integral value become integers.
     static func normalized(_ value: PayloadValue) -> PayloadValue {
         switch value {
-        case .number(let number) where number == number.rounded() && abs(number) < 9.0e15: return .integer(Int64(number))
+        case .number(let number) where number == number.rounded() && abs(number) < 9.0e15:
+            return .integer(Int64(number))
         case .array(let values): return .array(values.map(normalized))
         case .object(let members): return .object(members.mapValues(normalized))
         default: return value
@@ -102,7 +107,11 @@ import Testing
     }
 
     static func randomString(using generator: inout SystemRandomNumberGenerator) -> String {
-        let alphabet: [Unicode.Scalar] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{01}", "\u{1F}", "é", "中", "😀", "\u{7F}"]
-        return String(String.UnicodeScalarView((0..<Int.random(in: 0...8, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
+        let alphabet: [Unicode.Scalar] = [
+            "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{01}", "\u{1F}", "é", "中", "😀", "\u{7F}",
+        ]
+        return String(
+            String.UnicodeScalarView(
+                (0..<Int.random(in: 0...8, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
     }
 }

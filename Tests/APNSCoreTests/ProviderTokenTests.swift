@@ -25,7 +25,8 @@ import Testing
     }
 
     @Test func aTokenFromAnotherKeyFailsItsSignature() throws {
-        let other = ProviderTokenSigner(teamID: "TEAM123456", keyID: "KEY1234567", privateKey: P256.Signing.PrivateKey())
+        let other = ProviderTokenSigner(
+            teamID: "TEAM123456", keyID: "KEY1234567", privateKey: P256.Signing.PrivateKey())
         let token = try other.makeToken(issuedAt: 1_000_000)
         #expect { try Self.verifier().verify(token, now: 1_000_000) } throws: {
             ($0 as? ProviderTokenError)?.code == .badSignature

@@ -139,7 +139,8 @@ import Testing
             let count = 100
             let results = await fixture.client.sendAll(count: count, concurrency: count) { index in
                 makeRequest(token: hexToken(index))
-            } onAnswer: { _, _ in }
+            } onAnswer: { _, _ in
+            }
             #expect(allAnswered200(results))
             let tokens = fixture.simulator.records.map(\.token)
             #expect(tokens.count == count)
@@ -156,7 +157,8 @@ import Testing
             let tokens = (0..<20).map { $0 < 3 ? "dead" + hexToken($0) : hexToken($0) }
             let results = await fixture.client.sendAll(count: tokens.count, concurrency: 20) { index in
                 makeRequest(token: tokens[index])
-            } onAnswer: { _, _ in }
+            } onAnswer: { _, _ in
+            }
             #expect(allAnswered200(results))
             #expect(fixture.simulator.counts["refused"] == 3)
             #expect(fixture.simulator.records.count == 20)
@@ -175,7 +177,8 @@ import Testing
             fixture.clock.advance(bySeconds: 21 * 60)
             let results = await fixture.client.sendAll(count: 10, concurrency: 1) { index in
                 makeRequest(token: hexToken(index))
-            } onAnswer: { _, _ in }
+            } onAnswer: { _, _ in
+            }
             #expect(allAnswered200(results))
             #expect(fixture.simulator.counts["403 ExpiredProviderToken"] == 1)
             #expect(try fixture.cache.current().issuedAt == firstIssuedAt + 21 * 60)
@@ -194,7 +197,11 @@ import Testing
             }
             for (index, result) in results.enumerated() {
                 if index.isMultiple(of: 2) {
-                    if case .failure(let error)? = result { #expect(error.code == .shutDown) } else { Issue.record("\(index): \(result as Any)") }
+                    if case .failure(let error)? = result {
+                        #expect(error.code == .shutDown)
+                    } else {
+                        Issue.record("\(index): \(result as Any)")
+                    }
                 } else {
                     #expect(result == nil)
                 }
@@ -215,14 +222,23 @@ import Testing
                 await fixture.client.sendAll(count: 10, concurrency: 1) { index in
                     sent.continuation.yield()
                     return makeRequest(token: "ffff" + hexToken(index))
-                } onAnswer: { _, _ in }
+                } onAnswer: { _, _ in
+                }
             }
             for await _ in sent.stream { break }
             batch.cancel()
             let results = await batch.value
-            if case .failure(let error)? = results[0] { #expect(error.code == .timeout) } else { Issue.record("\(results[0] as Any)") }
+            if case .failure(let error)? = results[0] {
+                #expect(error.code == .timeout)
+            } else {
+                Issue.record("\(results[0] as Any)")
+            }
             for result in results.dropFirst() {
-                if case .failure(let error)? = result { #expect(error.code == .cancelled) } else { Issue.record("\(result as Any)") }
+                if case .failure(let error)? = result {
+                    #expect(error.code == .cancelled)
+                } else {
+                    Issue.record("\(result as Any)")
+                }
             }
         }
     }

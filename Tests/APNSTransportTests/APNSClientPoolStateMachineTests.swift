@@ -1,5 +1,6 @@
-@testable import APNSTransport
 import Testing
+
+@testable import APNSTransport
 
 /// The pool's pure state: room, least-outstanding choice, waiters and shutdown.
 @Suite struct APNSClientPoolStateMachineTests {
@@ -13,10 +14,14 @@ import Testing
     private func lease(_ pool: inout Pool, counter: inout Int) -> Pool.Lease? {
         var made = counter
         defer { counter = made }
-        guard case .leased(let lease) = pool.acquire(waiter: nil, makeConnection: {
-            made += 1
-            return FakeConnection(id: made)
-        }) else { return nil }
+        guard
+            case .leased(let lease) = pool.acquire(
+                waiter: nil,
+                makeConnection: {
+                    made += 1
+                    return FakeConnection(id: made)
+                })
+        else { return nil }
         return lease
     }
 

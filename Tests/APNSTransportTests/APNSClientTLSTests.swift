@@ -129,7 +129,8 @@ struct TLSOnlyServer {
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(TestCredentials.serverCertificatePEM.utf8))
                 .map { .certificate($0) },
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(TestCredentials.serverPrivateKeyPEM.utf8), format: .pem))
+            privateKey: .privateKey(
+                try NIOSSLPrivateKey(bytes: Array(TestCredentials.serverPrivateKeyPEM.utf8), format: .pem))
         )
         tls.applicationProtocols = applicationProtocols
         let context = try NIOSSLContext(configuration: tls)

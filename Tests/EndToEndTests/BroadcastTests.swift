@@ -10,7 +10,7 @@ import Testing
 /// Issue 5's behaviour end to end against real RabbitMQ, PostgreSQL and the simulator.
 @Suite(.timeLimit(.minutes(5))) struct BroadcastTests {
     @Test func aBroadcastIsPlannedIntoBatchesThatThreeWorkersShareAndEveryDeviceGetsOneNotification() async throws {
-        try await WorkerHarness.with(simulator: { $0.responseDelay = .milliseconds(2) }) { harness in
+        try await WorkerHarness.with(simulator: .adjusted { $0.responseDelay = .milliseconds(2) }) { harness in
             let devices = try await harness.importDevices(count: 3_000)
             let completedBy = EventCollector<Int>()
             var workers: [RunningWorker] = []
@@ -44,11 +44,15 @@ import Testing
     }
 
     @Test func transientFailuresGoThroughTheDelayQueuesAndArriveWithTheirAttempt() async throws {
-        try await WorkerHarness.with(simulator: {
-            // Every token starting f1a7 fails with 503 four times in all: twice per in-process attempt pair, so the
-            // batch's devices go to the retry queue once, then succeed.
-            $0.injectedFailures = [InjectedFailure(status: 503, reason: "ServiceUnavailable", tokenPrefix: "f1a7", times: 4)]
-        }) { harness in
+        try await WorkerHarness.with(
+            simulator: .adjusted {
+                // Every token starting f1a7 fails with 503 four times in all: twice per in-process attempt pair, so the
+                // batch's devices go to the retry queue once, then succeed.
+                $0.injectedFailures = [
+                    InjectedFailure(status: 503, reason: "ServiceUnavailable", tokenPrefix: "f1a7", times: 4)
+                ]
+            }
+        ) { harness in
             try await harness.importDevices(count: 2, prefix: "f1a7")
             try await harness.importDevices(count: 8)
             let worker = try harness.startWorker()
@@ -65,9 +69,11 @@ import Testing
     }
 
     @Test func devicesStillFailingAfterTheLastAttemptAreParkedWithTheReason() async throws {
-        try await WorkerHarness.with(simulator: {
-            $0.injectedFailures = [InjectedFailure(status: 500, reason: "InternalServerError", tokenPrefix: "bad0")]
-        }) { harness in
+        try await WorkerHarness.with(
+            simulator: .adjusted {
+                $0.injectedFailures = [InjectedFailure(status: 500, reason: "InternalServerError", tokenPrefix: "bad0")]
+            }
+        ) { harness in
             try await harness.importDevices(count: 3, prefix: "bad0")
             try await harness.importDevices(count: 5)
             let worker = try harness.startWorker { $0.maximumBatchAttempts = 2 }
@@ -95,7 +101,7 @@ import Testing
     }
 
     @Test func aJobLevelRejectionStopsTheJobInsteadOfBurningRetriesAndParksItOnce() async throws {
-        try await WorkerHarness.with(simulator: { $0.topics = ["com.someone.else"] }) { harness in
+        try await WorkerHarness.with(simulator: .adjusted { $0.topics = ["com.someone.else"] }) { harness in
             try await harness.importDevices(count: 2_000)
             let worker = try harness.startWorker { $0.batchSize = 500 }
             try await harness.publish(WorkerHarness.broadcast(id: "bad-topic"))
@@ -149,7 +155,9 @@ import Testing
     @Test func localizedAlertsFollowEachDevicesLocaleWithBCP47Fallback() async throws {
         try await WorkerHarness.with { harness in
             let locales = ["zh-Hant-TW", "zh-Hans-CN", "fr-CA", "en-US", nil]
-            try await harness.importDevices(count: locales.count) { i, token in DeviceRecord(token: token, locale: locales[i]) }
+            try await harness.importDevices(count: locales.count) { i, token in
+                DeviceRecord(token: token, locale: locales[i])
+            }
             let worker = try harness.startWorker()
             let notification = JobNotification(
                 aps: ["alert": "Hello"],
@@ -213,7 +221,9 @@ import Testing
     @Test func theThrottleBoundsAJobsSendRateAcrossWorkers() async throws {
         try await WorkerHarness.with { harness in
             try await harness.importDevices(count: 60)
-            let workers = [try harness.startWorker { $0.batchSize = 20 }, try harness.startWorker { $0.batchSize = 20 }]
+            let workers = [
+                try harness.startWorker { $0.batchSize = 20 }, try harness.startWorker { $0.batchSize = 20 },
+            ]
             var job = WorkerHarness.broadcast(id: "slow")
             job.throttlePerSecond = 50
             try await harness.publish(job)
@@ -229,9 +239,12 @@ import Testing
     @Test func gracefulShutdownFinishesTheBatchesInHandAndLosesNothing() async throws {
         // Slow answers keep the first worker from finishing the whole broadcast before SIGTERM reaches it: with
         // batch sends a batch of 100 at 5 ms took about 10 ms, and the stop sometimes came after the last batch.
-        try await WorkerHarness.with(simulator: { $0.responseDelay = .milliseconds(50) }) { harness in
+        try await WorkerHarness.with(simulator: .adjusted { $0.responseDelay = .milliseconds(50) }) { harness in
             let devices = try await harness.importDevices(count: 2_000)
-            let first = try harness.startWorker { $0.batchSize = 100; $0.batchPrefetch = 2 }
+            let first = try harness.startWorker {
+                $0.batchSize = 100
+                $0.batchPrefetch = 2
+            }
             try await harness.publish(WorkerHarness.broadcast(id: "drain"))
             await harness.simulator.waitForRecords(count: 300)
             try await first.stop()

@@ -6,7 +6,7 @@ import HeraldWorker
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A worker process killed with SIGKILL in the middle of a broadcast: nothing is lost, and the duplicates are bounded
@@ -15,7 +15,7 @@ import Glibc
     @Test func aWorkerKilledMidBroadcastLosesNothingAndDuplicatesAtMostItsBatchesInFlight() async throws {
         let batchSize = 200
         let batchPrefetch = 2
-        try await WorkerHarness.with(simulator: { $0.responseDelay = .milliseconds(2) }) { harness in
+        try await WorkerHarness.with(simulator: .adjusted { $0.responseDelay = .milliseconds(2) }) { harness in
             let devices = try await harness.importDevices(count: 4_000)
             let process = try harness.spawnWorkerProcess(arguments: [
                 "--batch-size", String(batchSize), "--batch-prefetch", String(batchPrefetch),

@@ -63,10 +63,15 @@ import Testing
             try await configuration.topology.declare(on: connection)
             let deadInList = fixture.dead[0].token.hex
             let jobs: [(String, Target, Set<DeviceToken>)] = [
-                ("tokens", .tokens([fixture.live[0].token.hex.uppercased(), deadInList, "not-hex", fixture.live[1].token.hex]),
-                 [fixture.live[0].token, fixture.live[1].token]),
-                ("users", .users(["user-1", "user-2"]),
-                 Set(fixture.live.filter { $0.userID == "user-1" || $0.userID == "user-2" }.map(\.token))),
+                (
+                    "tokens",
+                    .tokens([fixture.live[0].token.hex.uppercased(), deadInList, "not-hex", fixture.live[1].token.hex]),
+                    [fixture.live[0].token, fixture.live[1].token]
+                ),
+                (
+                    "users", .users(["user-1", "user-2"]),
+                    Set(fixture.live.filter { $0.userID == "user-1" || $0.userID == "user-2" }.map(\.token))
+                ),
                 ("topic", .topic("sports"), Set(fixture.live.filter { $0.topics.contains("sports") }.map(\.token))),
                 ("all", .all, Set(fixture.live.map(\.token))),
             ]
@@ -75,7 +80,8 @@ import Testing
                     id: id, app: Self.app, target: target,
                     notification: JobNotification(aps: ["alert": "hello"], custom: ["job": .string(id)])
                 )
-                try await connection.publish(Array(try JSONEncoder().encode(job)), routingKey: configuration.topology.jobs)
+                try await connection.publish(
+                    Array(try JSONEncoder().encode(job)), routingKey: configuration.topology.jobs)
             }
             // Bad input: not JSON, an unknown app, an invalid notification. Each is parked; nothing else is lost.
             for body in [
@@ -100,7 +106,9 @@ import Testing
             let parkedConsumer = try await connection.consume(queue: configuration.topology.parked, prefetch: 10)
             var reasons: [String] = []
             for try await delivery in parkedConsumer {
-                if case .string(let reason) = delivery.properties.headers[ParkingHeader.reason] { reasons.append(reason) }
+                if case .string(let reason) = delivery.properties.headers[ParkingHeader.reason] {
+                    reasons.append(reason)
+                }
                 try await parkedConsumer.ack(delivery)
                 if reasons.count == 3 { break }
             }
@@ -129,8 +137,10 @@ import Testing
 
             // Publishing a finished job again does not send it again.
             let before = simulator.records.count
-            let again = Job(id: "topic", app: Self.app, target: .topic("sports"), notification: JobNotification(aps: [:]))
-            try await connection.publish(Array(try JSONEncoder().encode(again)), routingKey: configuration.topology.jobs)
+            let again = Job(
+                id: "topic", app: Self.app, target: .topic("sports"), notification: JobNotification(aps: [:]))
+            try await connection.publish(
+                Array(try JSONEncoder().encode(again)), routingKey: configuration.topology.jobs)
             _ = await events.wait { $0.contains(.duplicate(id: "topic", state: .done)) }
             #expect(simulator.records.count == before)
 

@@ -7,7 +7,7 @@ import HeraldWorker
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Small jobs (a few explicit tokens each) are started, sent and completed in groups: the same outcomes as one by one
@@ -15,11 +15,13 @@ import Glibc
 /// of a group loses nothing.
 @Suite(.timeLimit(.minutes(5))) struct SmallJobTests {
     static func job(_ id: String, tokens: [String]) -> Job {
-        Job(id: id, app: WorkerHarness.app, target: .tokens(tokens), notification: JobNotification(aps: ["alert": "hi"], custom: ["job": .string(id)]))
+        Job(
+            id: id, app: WorkerHarness.app, target: .tokens(tokens),
+            notification: JobNotification(aps: ["alert": "hi"], custom: ["job": .string(id)]))
     }
 
     @Test func aBurstOfSmallJobsReachesEveryDeviceOncePrunesTheDeadAndSendsDuplicatesOnce() async throws {
-        try await WorkerHarness.with(simulator: { $0.deadTokenPrefixes = ["dead"] }) { harness in
+        try await WorkerHarness.with(simulator: .adjusted { $0.deadTokenPrefixes = ["dead"] }) { harness in
             let live = try await harness.importDevices(count: 300)
             let dead = try await harness.importDevices(count: 20, prefix: "dead")
             // Published before any worker runs, so that the worker takes them in as one burst.
@@ -54,7 +56,7 @@ import Glibc
     }
 
     @Test func smallJobsAPNsRejectsAsAWholeAreFailedWithTheReasonAndParkedOnceEach() async throws {
-        try await WorkerHarness.with(simulator: { $0.topics = ["com.someone.else"] }) { harness in
+        try await WorkerHarness.with(simulator: .adjusted { $0.topics = ["com.someone.else"] }) { harness in
             let devices = try await harness.importDevices(count: 30)
             for (i, device) in devices.enumerated() {
                 try await harness.publish(Self.job("rejected-\(i)", tokens: [device.token.hex]))
@@ -74,13 +76,15 @@ import Glibc
     }
 
     @Test func aWorkerKilledInTheMiddleOfAGroupLosesNoJob() async throws {
-        try await WorkerHarness.with(simulator: { $0.responseDelay = .milliseconds(3) }) { harness in
+        try await WorkerHarness.with(simulator: .adjusted { $0.responseDelay = .milliseconds(3) }) { harness in
             let devices = try await harness.importDevices(count: 600)
             let process = try harness.spawnWorkerProcess()
             defer { if process.isRunning { process.terminate() } }  // if the test fails before the kill
 
             let ids = devices.indices.map { "killed-\($0)" }
-            for (id, device) in zip(ids, devices) { try await harness.publish(Self.job(id, tokens: [device.token.hex])) }
+            for (id, device) in zip(ids, devices) {
+                try await harness.publish(Self.job(id, tokens: [device.token.hex]))
+            }
             await harness.simulator.waitForRecords(count: 100)
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()

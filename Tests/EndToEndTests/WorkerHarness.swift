@@ -25,7 +25,10 @@ final class WorkerHarness: Sendable {
     let events = EventCollector<JobEvent>()
     let logger = Logger(label: "e2e")
 
-    private init(store: Store, database: DatabaseConfiguration, simulator: APNSSimulator, port: Int, publisher: AMQPConnection, topology: Topology) throws {
+    private init(
+        store: Store, database: DatabaseConfiguration, simulator: APNSSimulator, port: Int, publisher: AMQPConnection,
+        topology: Topology
+    ) throws {
         self.store = store
         self.database = database
         self.simulator = simulator
@@ -38,15 +41,18 @@ final class WorkerHarness: Sendable {
     /// Runs `body` with a harness and cleans up (queues, simulator, database) afterwards.
     static func with(
         retryDelays: [Duration] = [.milliseconds(300), .milliseconds(300), .milliseconds(300)],
-        simulator configure: (inout APNSSimulatorConfiguration) -> Void = { _ in },
+        simulator setup: SimulatorSetup = .adjusted { _ in },
         _ body: (WorkerHarness) async throws -> Void
     ) async throws {
         try await TemporaryDatabase.withMigratedStore { store, database in
-            let (simulator, port) = try await TestAPNs.startSimulator(configure)
-            let publisher = try await AMQPConnection.connect(try AMQPConfiguration(url: TestServices.amqpURL), logger: Logger(label: "e2e"))
+            let (simulator, port) = try await TestAPNs.startSimulator(setup.adjust)
+            let publisher = try await AMQPConnection.connect(
+                try AMQPConfiguration(url: TestServices.amqpURL), logger: Logger(label: "e2e"))
             let topology = Topology(prefix: TestServices.uniqueName("e2e"), retryDelays: retryDelays)
             try await topology.declare(on: publisher)
-            let harness = try WorkerHarness(store: store, database: database, simulator: simulator, port: port, publisher: publisher, topology: topology)
+            let harness = try WorkerHarness(
+                store: store, database: database, simulator: simulator, port: port, publisher: publisher,
+                topology: topology)
             do {
                 try await body(harness)
             } catch {
@@ -83,7 +89,8 @@ final class WorkerHarness: Sendable {
 
     /// Starts a worker; stop it with `stop(_:)`.
     func startWorker(_ adjust: (inout WorkerConfiguration) -> Void = { _ in }) throws -> RunningWorker {
-        let group = try buildWorker(configuration: try configuration(adjust), gracefulShutdownSignals: [], logger: logger)
+        let group = try buildWorker(
+            configuration: try configuration(adjust), gracefulShutdownSignals: [], logger: logger)
         return RunningWorker(group: group, task: Task { try await group.run() })
     }
 
@@ -130,10 +137,11 @@ final class WorkerHarness: Sendable {
     /// Waits until every job in `ids` is finished (by a worker event) in `state`.
     func waitUntilFinished(_ ids: Set<String>, in state: JobState) async {
         _ = await events.wait { events in
-            let finished = Set(events.compactMap { event -> String? in
-                if case .finished(let id, state) = event { return id }
-                return nil
-            })
+            let finished = Set(
+                events.compactMap { event -> String? in
+                    if case .finished(let id, state) = event { return id }
+                    return nil
+                })
             return finished.isSuperset(of: ids)
         }
     }
@@ -144,10 +152,11 @@ final class WorkerHarness: Sendable {
         try JSONEncoder().encode(apps).write(to: URL(fileURLWithPath: appsFile))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.heraldExecutable)
-        process.arguments = [
-            "worker", "--apps-file", appsFile, "--queue-prefix", topology.prefix, "--metrics-port", "0",
-            "--log-level", "warning",
-        ] + extra
+        process.arguments =
+            [
+                "worker", "--apps-file", appsFile, "--queue-prefix", topology.prefix, "--metrics-port", "0",
+                "--log-level", "warning",
+            ] + extra
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_AMQP_URL"] = TestServices.amqpURL
         environment["HERALD_DATABASE_URL"] = database.url
@@ -173,7 +182,9 @@ final class WorkerHarness: Sendable {
 
     /// A job to every device, tagged so that its notifications can be told apart.
     static func broadcast(id: String, notification: JobNotification? = nil) -> Job {
-        Job(id: id, app: app, target: .all, notification: notification ?? JobNotification(aps: ["alert": "hi"], custom: ["job": .string(id)]))
+        Job(
+            id: id, app: app, target: .all,
+            notification: notification ?? JobNotification(aps: ["alert": "hi"], custom: ["job": .string(id)]))
     }
 }
 
@@ -186,5 +197,15 @@ struct RunningWorker: Sendable {
     func stop() async throws {
         await group.triggerGracefulShutdown()
         try await task.value
+    }
+}
+
+/// How a test adjusts the simulator's configuration: `WorkerHarness.with(simulator: .adjusted { … }) { harness in … }`
+/// (a value rather than a second closure argument, so that the body stays the one trailing closure).
+struct SimulatorSetup {
+    let adjust: (inout APNSSimulatorConfiguration) -> Void
+
+    static func adjusted(_ adjust: @escaping (inout APNSSimulatorConfiguration) -> Void) -> Self {
+        Self(adjust: adjust)
     }
 }

@@ -20,9 +20,18 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"apps":[{"id":"a","topic":"a","environment":"production","auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}},{"id":"a","topic":"a","environment":"production","auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#, "listed twice"),
-        (#"{"apps":[{"id":"a","topic":"a","environment":"production","endpoint":"http://x","auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#, "https://"),
-        (#"{"apps":[{"id":"a","topic":"a","environment":"staging","auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#, "not valid"),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}},{"id":"a","topic":"a","environment":"production","auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "listed twice"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","endpoint":"http://x","auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "https://"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"staging","auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "not valid"
+        ),
         (#"{"apps":[{"id":"a","topic":"a","environment":"production","auth":{"type":"magic"}}]}"#, "not valid"),
     ])
     func rejectsBadFilesNamingTheProblem(json: String, expected: String) {

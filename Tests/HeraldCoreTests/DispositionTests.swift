@@ -65,11 +65,14 @@ import Testing
 
     @Test func transportFailuresAreRetriedWithBoundedBackoff() {
         let policy = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(100), maximumDelay: .milliseconds(250))
-        #expect(disposition(for: .transportFailure("timeout"), attempt: 1, policy: policy, jitter: 1)
-            == .retry(reason: "timeout", delay: .milliseconds(100)))
-        #expect(disposition(for: .transportFailure("timeout"), attempt: 3, policy: policy, jitter: 1)
-            == .retry(reason: "timeout", delay: .milliseconds(250)))
-        #expect(disposition(for: .transportFailure("timeout"), attempt: 4, policy: policy) == .exhausted(reason: "timeout"))
+        #expect(
+            disposition(for: .transportFailure("timeout"), attempt: 1, policy: policy, jitter: 1)
+                == .retry(reason: "timeout", delay: .milliseconds(100)))
+        #expect(
+            disposition(for: .transportFailure("timeout"), attempt: 3, policy: policy, jitter: 1)
+                == .retry(reason: "timeout", delay: .milliseconds(250)))
+        #expect(
+            disposition(for: .transportFailure("timeout"), attempt: 4, policy: policy) == .exhausted(reason: "timeout"))
     }
 
     @Test(arguments: [(400, "failDevice"), (410, "prune"), (429, "retry"), (502, "retry"), (403, "failJob")])

@@ -42,9 +42,18 @@ import Testing
         (#"{"app":"","target":{"all":true},"notification":{"aps":{}}}"#, "app is empty"),
         (#"{"app":"a","target":{"all":true},"notification":{"aps":{},"priority":7}}"#, "apns-priority 7"),
         (#"{"app":"a","target":{"all":true},"notification":{"aps":{},"push_type":"nope"}}"#, "not an APNs push type"),
-        (#"{"app":"a","target":{"all":true},"notification":{"aps":{},"push_type":"background","priority":10}}"#, "priority 5"),
-        (#"{"app":"a","target":{"all":true},"notification":{"aps":{},"push_type":"background","priority":5}}"#, "content-available"),
-        (#"{"app":"a","target":{"all":true},"notification":{"aps":{},"custom":{"aps":1}}}"#, "must not contain the key aps"),
+        (
+            #"{"app":"a","target":{"all":true},"notification":{"aps":{},"push_type":"background","priority":10}}"#,
+            "priority 5"
+        ),
+        (
+            #"{"app":"a","target":{"all":true},"notification":{"aps":{},"push_type":"background","priority":5}}"#,
+            "content-available"
+        ),
+        (
+            #"{"app":"a","target":{"all":true},"notification":{"aps":{},"custom":{"aps":1}}}"#,
+            "must not contain the key aps"
+        ),
     ])
     func rejectsWithAReasonNamingTheRule(json: String, expected: String) {
         #expect {
@@ -91,7 +100,8 @@ import Testing
     @Test func collapseIDOver64BytesIsRejected() {
         let long = String(repeating: "c", count: 65)
         #expect(throws: JobError.self) {
-            _ = try Self.decode(#"{"app":"a","target":{"all":true},"notification":{"aps":{},"collapse_id":"\#(long)"}}"#)
+            _ = try Self.decode(
+                #"{"app":"a","target":{"all":true},"notification":{"aps":{},"collapse_id":"\#(long)"}}"#)
         }
     }
 }

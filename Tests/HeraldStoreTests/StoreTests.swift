@@ -18,7 +18,8 @@ import Testing
             let migrations = try Migration.load(from: TestServices.schemasDirectory)
             #expect(!migrations.isEmpty)
             #expect(try await store.migrate(migrations).isEmpty)
-            let rows = try await store.client.query("SELECT count(*)::bigint FROM herald_migrations", logger: .init(label: "t"))
+            let rows = try await store.client.query(
+                "SELECT count(*)::bigint FROM herald_migrations", logger: .init(label: "t"))
             var count: Int64 = 0
             for try await n in rows.decode(Int64.self) { count = n }
             #expect(count == Int64(migrations.count))
@@ -116,16 +117,23 @@ import Testing
                 SmallJobStart(id: id, app: "a", spec: spec, publishedAt: 1_700_000_000_000, tokenCount: 1)
             }
             #expect(try await store.startJob(id: "running", app: "a", targetKind: "tokens") == nil)
-            let enqueued = try PreparedJob.decode(Array(#"{"id":"enqueued","app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#.utf8)) { "" }
+            let enqueued = try PreparedJob.decode(
+                Array(#"{"id":"enqueued","app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#.utf8)
+            ) { "" }
             #expect(try await store.enqueue(enqueued, spec: spec) == .created(.queued))
 
             // New ids and the one the API enqueued start; the running one does not; a repeated id starts once.
-            let started = try await store.startSmallJobs([start("new-1"), start("running"), start("enqueued"), start("new-2"), start("new-1")])
+            let started = try await store.startSmallJobs([
+                start("new-1"), start("running"), start("enqueued"), start("new-2"), start("new-1"),
+            ])
             #expect(started == ["new-1", "new-2", "enqueued"])
             #expect(try await store.job(id: "new-1")?.state == .running)
             #expect(try await store.job(id: "enqueued")?.state == .running)
             // Each has its one batch pending, so that it is delivered once: a second start takes none of them.
-            guard case .deliver(_, let publishedAt, nil) = try await store.beginBatch(BatchKey(job: "new-2", seq: 0, attempt: 1)) else {
+            guard
+                case .deliver(_, let publishedAt, nil) = try await store.beginBatch(
+                    BatchKey(job: "new-2", seq: 0, attempt: 1))
+            else {
                 Issue.record("the started job's batch is not pending")
                 return
             }
@@ -137,7 +145,8 @@ import Testing
     @Test func aSmallJobAPNsRejectedStaysFailedWithItsCountsAndOneARedeliveryTookOverIsLeftToIt() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
             let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
-            _ = try await store.startSmallJobs(["s1", "s2"].map { SmallJobStart(id: $0, app: "a", spec: spec, publishedAt: nil, tokenCount: 1) })
+            _ = try await store.startSmallJobs(
+                ["s1", "s2"].map { SmallJobStart(id: $0, app: "a", spec: spec, publishedAt: nil, tokenCount: 1) })
             #expect(try await store.failJob(id: "s1", reason: "APNs rejected the job: BadTopic"))
             // s2 was redelivered meanwhile: the one-by-one path created its batch row and owns its completion.
             #expect(try await store.beginBatch(BatchKey(job: "s2", seq: 0, attempt: 1)) != .unknownJob)
@@ -163,10 +172,13 @@ import Testing
         try await TemporaryDatabase.withMigratedStore { store, _ in
             let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
             let ids = ["j1", "j2", "j3", "j4"]
-            _ = try await store.startSmallJobs(ids.map { SmallJobStart(id: $0, app: "a", spec: spec, publishedAt: nil, tokenCount: 1) })
+            _ = try await store.startSmallJobs(
+                ids.map { SmallJobStart(id: $0, app: "a", spec: spec, publishedAt: nil, tokenCount: 1) })
             _ = try await store.importDevices([DeviceRecord(token: Self.token(1))], app: "a")
 
-            func completion(_ job: String, retry: Bool = false, _ adjust: (inout WriteBack) -> Void = { _ in }) -> BatchCompletion {
+            func completion(_ job: String, retry: Bool = false, _ adjust: (inout WriteBack) -> Void = { _ in })
+                -> BatchCompletion
+            {
                 var writeBack = WriteBack(jobID: job, app: "a")
                 writeBack.targeted = 1
                 writeBack.sent = 1
@@ -184,7 +196,10 @@ import Testing
 
             let first = try await store.completeSmallJobs([
                 completion("j1"),
-                completion("j2") { $0.rejectedTokens = 2; $0.targeted = 3 },
+                completion("j2") {
+                    $0.rejectedTokens = 2
+                    $0.targeted = 3
+                },
                 completion("j3") { writeBack in
                     writeBack.sent = 0
                     writeBack.prunes = [.init(token: Self.token(1), reason: "BadDeviceToken", apnsTimestamp: nil)]
@@ -206,7 +221,13 @@ import Testing
             #expect(again.pruned.isEmpty && again.finished.isEmpty)
             #expect(try await store.job(id: "j1")?.counters.sent == 1)
             let retried = try await store.complete([
-                BatchCompletion(key: BatchKey(job: "j4", seq: 0, attempt: 2), writeBack: { var w = WriteBack(jobID: "j4", app: "a"); w.sent = 1; return w }(), retry: nil)
+                BatchCompletion(
+                    key: BatchKey(job: "j4", seq: 0, attempt: 2),
+                    writeBack: {
+                        var w = WriteBack(jobID: "j4", app: "a")
+                        w.sent = 1
+                        return w
+                    }(), retry: nil)
             ])
             #expect(retried.finished == ["j4": .done])
             #expect(try await store.job(id: "j4")?.counters == JobCounters(targeted: 1, sent: 1, retried: 1))
@@ -245,7 +266,8 @@ import Testing
     }
 
     @Test func databaseURLsParseAndNeverShowThePassword() throws {
-        let configuration = try DatabaseConfiguration(url: "postgres://user:s%40cret@db.example:6543/herald?sslmode=require")
+        let configuration = try DatabaseConfiguration(
+            url: "postgres://user:s%40cret@db.example:6543/herald?sslmode=require")
         #expect(configuration.host == "db.example")
         #expect(configuration.port == 6543)
         #expect(configuration.password == "s@cret")
