@@ -42,6 +42,11 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     @Option(help: "Batches each worker delivers at once (its --batch-prefetch); the worker's default if not given.")
     var batchPrefetch: UInt16?
     @Option(help: "Queue type: classic or quorum.") var queueType = "classic"
+    @Option(
+        help: """
+            Jobs the publisher has unconfirmed at once (jobs scenario), like the C baseline's --confirm-window.
+            """)
+    var confirmWindow = 1000
     @Option(help: "The directory of SQL migrations.") var schemas = "schemas"
     @Flag(help: "Print one JSON object.") var json = false
 
@@ -124,7 +129,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             } else {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for (i, body) in bodies.enumerated() {
-                        if i >= 256 { try await group.next() }
+                        if i >= max(1, confirmWindow) { try await group.next() }
                         group.addTask {
                             try await publish(body, id: "\(prefix)-\(i)", on: connection, topology: topology)
                         }

@@ -18,7 +18,7 @@ struct WorkerCommand: AsyncParsableCommand {
     var appsFile: String?
 
     @Option(help: "Jobs in hand at once (AMQP prefetch on herald.jobs).")
-    var prefetch: UInt16 = 256
+    var prefetch: UInt16 = 1024
 
     @Option(help: "HTTP/2 connections per app.")
     var connections: Int = 2
