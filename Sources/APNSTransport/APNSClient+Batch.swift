@@ -227,7 +227,7 @@ private final class BatchSend: Sendable {
                     state.inFlight -= 1
                     return state.wakeCaller()
                 }
-                if let (caller, next) = wake { caller.resume(returning: next) }
+                resume(wake)
                 return
             }
         }
@@ -251,7 +251,7 @@ private final class BatchSend: Sendable {
             state.inFlight -= 1
             return state.wakeCaller()
         }
-        if let (caller, next) = wake { caller.resume(returning: next) }
+        resume(wake)
     }
 
     /// Sends request `index` on `lease`, or gives the lease back if the caller declines to make it.
@@ -262,7 +262,7 @@ private final class BatchSend: Sendable {
                 state.inFlight -= 1
                 return state.wakeCaller(if: !state.canSendMore)
             }
-            if let (caller, next) = wake { caller.resume(returning: next) }
+            resume(wake)
             return
         }
         let start = NIODeadline.now()
@@ -280,19 +280,7 @@ private final class BatchSend: Sendable {
 
     /// A try ended: its result is final, or the transport retries it after the batch.
     private func finished(_ index: Int, _ request: APNSRequest, _ result: APNSStreamResult, since start: NIODeadline) {
-        let final: Result<APNSOutcome, APNSTransportError>?
-        switch result {
-        case .response(let outcome)
-        where outcome.status == 403
-            && (outcome.reason == .expiredProviderToken || outcome.reason == .unrelatedKeyIdInToken):
-            final = nil
-        case .response(let outcome):
-            final = .success(outcome)
-        case .failure(let error):
-            final = .failure(error)
-        case .notSent, .refused:
-            final = nil
-        }
+        let final = APNSClient.finalResult(ofFirstTry: result)
         if let final { report(final, of: index, since: start) }
         let (wake, more) = state.withLock { state in
             state.inFlight -= 1
@@ -304,11 +292,16 @@ private final class BatchSend: Sendable {
             // With nothing in flight the caller takes over, unless there is more to send now.
             return (state.wakeCaller(if: !state.canSendMore), state.canSendMore)
         }
-        if let (caller, next) = wake {
-            caller.resume(returning: next)
+        if wake != nil {
+            resume(wake)
         } else if more {
             pump()
         }
+    }
+
+    /// Resumes the caller with what it is to do, if a change of state handed it over.
+    private func resume(_ wake: (CheckedContinuation<Next, Never>, Next)?) {
+        if let (caller, next) = wake { caller.resume(returning: next) }
     }
 
     /// Records a final result (and its duration if it was sent) and tells the caller.
@@ -332,7 +325,7 @@ private final class BatchSend: Sendable {
             state.cancelled = true
             return state.wakeCaller()
         }
-        if let (caller, next) = wake { caller.resume(returning: next) }
+        resume(wake)
     }
 
     func takeRetries() -> [(Int, (request: APNSRequest, result: APNSStreamResult))] {

@@ -142,6 +142,21 @@ public final class APNSClient: Sendable {
         }
     }
 
+    /// A try's result if it is final, or nil if ``sendWithRetries(_:after:)`` has more to do with it: a refused
+    /// stream, a request its connection never sent, or a 403 that a refreshed provider token (ExpiredProviderToken)
+    /// or a new connection (UnrelatedKeyIdInToken) may cure. A batch finishes those after its first tries.
+    static func finalResult(ofFirstTry result: APNSStreamResult) -> Result<APNSOutcome, APNSTransportError>? {
+        switch result {
+        case .response(let outcome)
+        where outcome.status == 403
+            && (outcome.reason == .expiredProviderToken || outcome.reason == .unrelatedKeyIdInToken):
+            return nil
+        case .response(let outcome): return .success(outcome)
+        case .failure(let error): return .failure(error)
+        case .notSent, .refused: return nil
+        }
+    }
+
     /// The provider token cache with token authentication; nil with a certificate.
     var tokenCache: ProviderTokenCache? {
         switch configuration.authentication {

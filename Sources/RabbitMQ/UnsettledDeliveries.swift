@@ -44,14 +44,16 @@ struct UnsettledDeliveries {
     mutating func takeAcks() -> (upTo: UInt64?, singles: [UInt64]) {
         guard !pendingAcks.isEmpty else { return (nil, []) }
         pendingAcks.sort()
-        // Both lists ascend: one pass takes the acked tags out of `open` and sets aside those it does not hold (a
-        // second ack of one tag, say), which go out on their own for the broker to answer as the protocol says.
-        var stillOpen: [UInt64] = []
-        stillOpen.reserveCapacity(open.count)
+        // Both lists ascend: one pass takes the acked tags out of `open` (compacting it in place: this runs every
+        // turn, over up to a prefetch of tags) and sets aside those it does not hold (a second ack of one tag, say),
+        // which go out on their own for the broker to answer as the protocol says.
         var acked: [UInt64] = []
+        acked.reserveCapacity(pendingAcks.count)
         var unknown: [UInt64] = []
         var next = 0
-        for tag in open {
+        var kept = 0
+        for position in open.indices {
+            let tag = open[position]
             while next < pendingAcks.count, pendingAcks[next] < tag {
                 unknown.append(pendingAcks[next])
                 next += 1
@@ -64,15 +66,16 @@ struct UnsettledDeliveries {
                     next += 1
                 }
             } else {
-                stillOpen.append(tag)
+                open[kept] = tag
+                kept += 1
             }
         }
+        open.removeLast(open.count - kept)
         unknown += pendingAcks[next...]
-        open = stillOpen
         pendingAcks.removeAll(keepingCapacity: true)
 
         // Below the oldest open delivery everything is settled now: one `multiple` ack covers it.
-        let below = stillOpen.first.map { limit in acked.prefix { $0 < limit }.count } ?? acked.count
+        let below = open.first.map { limit in acked.prefix { $0 < limit }.count } ?? acked.count
         let upTo = below > 0 ? acked[below - 1] : nil
         // Acks of open deliveries before the others: a tag the broker does not hold closes the channel, and
         // whatever follows it on that channel is lost.

@@ -10,7 +10,9 @@ import Testing
 /// Issue 5's behaviour end to end against real RabbitMQ, PostgreSQL and the simulator.
 @Suite(.timeLimit(.minutes(5))) struct BroadcastTests {
     @Test func aBroadcastIsPlannedIntoBatchesThatThreeWorkersShareAndEveryDeviceGetsOneNotification() async throws {
-        try await WorkerHarness.with(simulator: .adjusted { $0.responseDelay = .milliseconds(2) }) { harness in
+        try await WorkerHarness.with {
+            $0.responseDelay = .milliseconds(2)
+        } _: { harness in
             let devices = try await harness.importDevices(count: 3_000)
             let completedBy = EventCollector<Int>()
             var workers: [RunningWorker] = []
@@ -44,15 +46,13 @@ import Testing
     }
 
     @Test func transientFailuresGoThroughTheDelayQueuesAndArriveWithTheirAttempt() async throws {
-        try await WorkerHarness.with(
-            simulator: .adjusted {
-                // Every token starting f1a7 fails with 503 four times in all: twice per in-process attempt pair, so the
-                // batch's devices go to the retry queue once, then succeed.
-                $0.injectedFailures = [
-                    InjectedFailure(status: 503, reason: "ServiceUnavailable", tokenPrefix: "f1a7", times: 4)
-                ]
-            }
-        ) { harness in
+        try await WorkerHarness.with {
+            // Every token starting f1a7 fails with 503 four times in all: twice per in-process attempt pair, so the
+            // batch's devices go to the retry queue once, then succeed.
+            $0.injectedFailures = [
+                InjectedFailure(status: 503, reason: "ServiceUnavailable", tokenPrefix: "f1a7", times: 4)
+            ]
+        } _: { harness in
             try await harness.importDevices(count: 2, prefix: "f1a7")
             try await harness.importDevices(count: 8)
             let worker = try harness.startWorker()
@@ -69,11 +69,9 @@ import Testing
     }
 
     @Test func devicesStillFailingAfterTheLastAttemptAreParkedWithTheReason() async throws {
-        try await WorkerHarness.with(
-            simulator: .adjusted {
-                $0.injectedFailures = [InjectedFailure(status: 500, reason: "InternalServerError", tokenPrefix: "bad0")]
-            }
-        ) { harness in
+        try await WorkerHarness.with {
+            $0.injectedFailures = [InjectedFailure(status: 500, reason: "InternalServerError", tokenPrefix: "bad0")]
+        } _: { harness in
             try await harness.importDevices(count: 3, prefix: "bad0")
             try await harness.importDevices(count: 5)
             let worker = try harness.startWorker { $0.maximumBatchAttempts = 2 }
@@ -101,7 +99,9 @@ import Testing
     }
 
     @Test func aJobLevelRejectionStopsTheJobInsteadOfBurningRetriesAndParksItOnce() async throws {
-        try await WorkerHarness.with(simulator: .adjusted { $0.topics = ["com.someone.else"] }) { harness in
+        try await WorkerHarness.with {
+            $0.topics = ["com.someone.else"]
+        } _: { harness in
             try await harness.importDevices(count: 2_000)
             let worker = try harness.startWorker { $0.batchSize = 500 }
             try await harness.publish(WorkerHarness.broadcast(id: "bad-topic"))
@@ -239,7 +239,9 @@ import Testing
     @Test func gracefulShutdownFinishesTheBatchesInHandAndLosesNothing() async throws {
         // Slow answers keep the first worker from finishing the whole broadcast before SIGTERM reaches it: with
         // batch sends a batch of 100 at 5 ms took about 10 ms, and the stop sometimes came after the last batch.
-        try await WorkerHarness.with(simulator: .adjusted { $0.responseDelay = .milliseconds(50) }) { harness in
+        try await WorkerHarness.with {
+            $0.responseDelay = .milliseconds(50)
+        } _: { harness in
             let devices = try await harness.importDevices(count: 2_000)
             let first = try harness.startWorker {
                 $0.batchSize = 100

@@ -15,7 +15,9 @@ import Testing
     @Test func aWorkerKilledMidBroadcastLosesNothingAndDuplicatesAtMostItsBatchesInFlight() async throws {
         let batchSize = 200
         let batchPrefetch = 2
-        try await WorkerHarness.with(simulator: .adjusted { $0.responseDelay = .milliseconds(2) }) { harness in
+        try await WorkerHarness.with {
+            $0.responseDelay = .milliseconds(2)
+        } _: { harness in
             let devices = try await harness.importDevices(count: 4_000)
             let process = try harness.spawnWorkerProcess(arguments: [
                 "--batch-size", String(batchSize), "--batch-prefetch", String(batchPrefetch),

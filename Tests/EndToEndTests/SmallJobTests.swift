@@ -21,7 +21,9 @@ import Testing
     }
 
     @Test func aBurstOfSmallJobsReachesEveryDeviceOncePrunesTheDeadAndSendsDuplicatesOnce() async throws {
-        try await WorkerHarness.with(simulator: .adjusted { $0.deadTokenPrefixes = ["dead"] }) { harness in
+        try await WorkerHarness.with {
+            $0.deadTokenPrefixes = ["dead"]
+        } _: { harness in
             let live = try await harness.importDevices(count: 300)
             let dead = try await harness.importDevices(count: 20, prefix: "dead")
             // Published before any worker runs, so that the worker takes them in as one burst.
@@ -56,7 +58,9 @@ import Testing
     }
 
     @Test func smallJobsAPNsRejectsAsAWholeAreFailedWithTheReasonAndParkedOnceEach() async throws {
-        try await WorkerHarness.with(simulator: .adjusted { $0.topics = ["com.someone.else"] }) { harness in
+        try await WorkerHarness.with {
+            $0.topics = ["com.someone.else"]
+        } _: { harness in
             let devices = try await harness.importDevices(count: 30)
             for (i, device) in devices.enumerated() {
                 try await harness.publish(Self.job("rejected-\(i)", tokens: [device.token.hex]))
@@ -76,7 +80,9 @@ import Testing
     }
 
     @Test func aWorkerKilledInTheMiddleOfAGroupLosesNoJob() async throws {
-        try await WorkerHarness.with(simulator: .adjusted { $0.responseDelay = .milliseconds(3) }) { harness in
+        try await WorkerHarness.with {
+            $0.responseDelay = .milliseconds(3)
+        } _: { harness in
             let devices = try await harness.importDevices(count: 600)
             // Fewer jobs in hand than published, so that the bound on duplicates below means something.
             let prefetch = 256

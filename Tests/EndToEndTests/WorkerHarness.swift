@@ -41,11 +41,11 @@ final class WorkerHarness: Sendable {
     /// Runs `body` with a harness and cleans up (queues, simulator, database) afterwards.
     static func with(
         retryDelays: [Duration] = [.milliseconds(300), .milliseconds(300), .milliseconds(300)],
-        simulator setup: SimulatorSetup = .adjusted { _ in },
+        simulator configure: (inout APNSSimulatorConfiguration) -> Void = { _ in },
         _ body: (WorkerHarness) async throws -> Void
     ) async throws {
         try await TemporaryDatabase.withMigratedStore { store, database in
-            let (simulator, port) = try await TestAPNs.startSimulator(setup.adjust)
+            let (simulator, port) = try await TestAPNs.startSimulator(configure)
             let publisher = try await AMQPConnection.connect(
                 try AMQPConfiguration(url: TestServices.amqpURL), logger: Logger(label: "e2e"))
             let topology = Topology(prefix: TestServices.uniqueName("e2e"), retryDelays: retryDelays)
@@ -197,15 +197,5 @@ struct RunningWorker: Sendable {
     func stop() async throws {
         await group.triggerGracefulShutdown()
         try await task.value
-    }
-}
-
-/// How a test adjusts the simulator's configuration: `WorkerHarness.with(simulator: .adjusted { … }) { harness in … }`
-/// (a value rather than a second closure argument, so that the body stays the one trailing closure).
-struct SimulatorSetup {
-    let adjust: (inout APNSSimulatorConfiguration) -> Void
-
-    static func adjusted(_ adjust: @escaping (inout APNSSimulatorConfiguration) -> Void) -> Self {
-        Self(adjust: adjust)
     }
 }
