@@ -39,50 +39,116 @@ public struct CompletedBatches: Sendable, Hashable {
     public init() {}
 }
 
-/// A job small enough to deliver as one batch of its explicit tokens, started in a group (`Store.startSmallJobs`).
-public struct SmallJobStart: Sendable {
+/// A small job's row, written once by the group that delivered it (`Store.claimSmallJobs`).
+public struct SmallJobRow: Sendable {
     public var id: String
     public var app: String
-    /// The job as published (JSON).
+    /// The job as published (JSON): kept only for a job left running, whose retry batch reads it again.
     public var spec: String
-    /// When the producer published it (ms since 1970), if the message said.
-    public var publishedAt: Int64?
-    /// How many tokens it lists: its plan cursor once its single batch exists.
+    /// When the producer published it (ms since 1970).
+    public var publishedAt: Int64
+    /// How many tokens it lists: its plan cursor.
     public var tokenCount: Int
+    /// Its counts when it is done; nil leaves it running (fully planned, one batch and no batch row), for
+    /// `completeSmallJobs` to finish (dead tokens, failures to record, a retry) or for a stop.
+    public var done: WriteBack?
 
-    public init(id: String, app: String, spec: String, publishedAt: Int64?, tokenCount: Int) {
+    public init(id: String, app: String, spec: String, publishedAt: Int64, tokenCount: Int, done: WriteBack?) {
         self.id = id
         self.app = app
         self.spec = spec
         self.publishedAt = publishedAt
         self.tokenCount = tokenCount
+        self.done = done
     }
 }
 
+/// What `Store.claimSmallJobs` did.
+public enum SmallJobClaim<Value: Sendable>: Sendable {
+    /// The claim was made and `deliver` ran; its rows are committed.
+    case delivered(Value)
+    /// The claim could not be made (nothing was delivered or written): take the jobs one by one.
+    case notClaimed(StoreError)
+}
+
 extension Store {
-    /// Starts many small jobs in one statement: each new id (or one the API enqueued and no worker has touched)
-    /// becomes a running job, fully planned, with one batch (seq 0) and no batch row: the job row is its batch's
-    /// record, and `completeSmallJobs` finishes it. Returns the ids started; the others exist already and take the
-    /// one-by-one path (`register`), which knows about duplicates, schedules and resumption.
+    /// The first key of the advisory locks that claim small jobs (the second is the id's hash): "HRLD".
+    static let smallJobLockSpace: Int32 = 0x4852_4C44
+
+    /// Delivers a group of small jobs with one write per job. In one transaction: claims each id that is new (or
+    /// that the API enqueued and no worker has touched) with a transaction-level advisory lock, runs `deliver` with
+    /// the ids claimed, and writes the row of each job `deliver` returns — done with its counts, or running for
+    /// the exceptions — in one statement. A job's row appears only once it was sent; until the commit the lock
+    /// keeps any other claim or registration of the same id waiting (`register`) or off (a concurrent claim).
+    /// Ids not claimed exist already (or another group holds them) and take the one-by-one path, which knows about
+    /// duplicates, schedules and resumption.
     ///
-    /// A started job whose worker died is redelivered; the one-by-one path then delivers its batch again (creating
-    /// the batch row), and `finishIfComplete` never finishes a job with batches but no batch row.
-    public func startSmallJobs(_ jobs: [SmallJobStart]) async throws(StoreError) -> Set<String> {
-        var seen = Set<String>()
-        let unique = jobs.filter { seen.insert($0.id).inserted }
-        guard !unique.isEmpty else { return [] }
-        let statement = StartSmallJobs(
-            ids: unique.map(\.id), apps: unique.map(\.app), specs: unique.map(\.spec),
-            publishedAt: unique.map { $0.publishedAt ?? -1 }, cursors: unique.map { String($0.tokenCount) }
-        )
-        return try await run("starting small jobs") {
-            var started = Set<String>()
-            for try await id in try await client.execute(statement, logger: logger) { started.insert(id) }
-            return started
+    /// If the worker dies before the commit, nothing of the group was written and its messages come back: they
+    /// are sent again, as a batch in flight is. Errors of `deliver` and of the write are thrown (roll back); a
+    /// claim that fails is `.notClaimed`. Never retried here: `deliver` has sent.
+    public func claimSmallJobs<Value: Sendable>(
+        _ ids: [String],
+        deliver: (Set<String>) async throws -> (Value, [SmallJobRow])
+    ) async throws -> SmallJobClaim<Value> {
+        var claimFailure: StoreError?
+        do {
+            let value = try await client.withTransaction(logger: logger) { connection in
+                let claimed: Set<String>
+                do {
+                    claimed = try await Self.claim(ids, on: connection, logger: logger)
+                } catch {
+                    claimFailure = Self.storeError(error, what: "claiming small jobs")
+                    throw error
+                }
+                let (value, rows) = try await deliver(claimed)
+                guard !rows.isEmpty else { return value }
+                do {
+                    for try await _ in try await connection.execute(WriteSmallJobs(rows), logger: logger) {}
+                } catch {
+                    throw Self.storeError(error, what: "writing small jobs")
+                }
+                return value
+            }
+            return .delivered(value)
+        } catch {
+            if let claimFailure { return .notClaimed(claimFailure) }
+            if let transaction = error as? PostgresTransactionError {
+                if let failure = transaction.closureError { throw failure }
+                if let failure = transaction.beginError { return .notClaimed(Self.storeError(failure, what: "claiming small jobs")) }
+                if let failure = transaction.commitError { throw Self.storeError(failure, what: "writing small jobs") }
+            }
+            throw error
         }
     }
 
-    /// Completes small jobs started by `startSmallJobs`, in one statement for those with only counts to write: each
+    /// Locks the ids (without waiting), then — in a second statement, whose snapshot sees every commit of an
+    /// earlier holder of a lock — drops those whose row exists and is not merely enqueued.
+    private static func claim(_ ids: [String], on connection: PostgresConnection, logger: Logger) async throws
+        -> Set<String>
+    {
+        var locked: [String] = []
+        let lockRows = try await connection.query(
+            """
+            SELECT i.id FROM unnest(\(ids)::text[]) AS i(id)
+            WHERE pg_try_advisory_xact_lock(\(smallJobLockSpace), hashtext(i.id))
+            """,
+            logger: logger
+        )
+        for try await id in lockRows.decode(String.self) { locked.append(id) }
+        guard !locked.isEmpty else { return [] }
+        var claimed = Set(locked)
+        let taken = try await connection.query(
+            """
+            SELECT id FROM jobs
+            WHERE id = ANY(\(locked)) AND NOT (state = 'queued' AND send_at IS NULL AND batches = 0 AND NOT planned)
+            """,
+            logger: logger
+        )
+        for try await id in taken.decode(String.self) { claimed.remove(id) }
+        return claimed
+    }
+
+    /// Completes small jobs left running by `claimSmallJobs`, in one statement for those with only counts to write: each
     /// job gets its counts, and a running one becomes done. A job that was stopped meanwhile (failed by `failJob`
     /// when APNs rejected it as a whole, or cancelled) keeps its state but still gets the counts of what was sent;
     /// only the jobs this call marked done are in `finished`. A job that has a batch row meanwhile (a redelivery
@@ -426,37 +492,49 @@ extension Store {
 // each time was about a third of the database's time per group.
 
 /// `Store.startSmallJobs`: inserts the new ids as running jobs (or starts one the API enqueued); returns those started.
-private struct StartSmallJobs: PostgresPreparedStatement {
-    static let name = "herald_start_small_jobs_v1"
+/// `Store.claimSmallJobs`: the group's rows, each new or taking over the row the API enqueued (a cancel that came
+/// first keeps its state).
+private struct WriteSmallJobs: PostgresPreparedStatement {
+    static let name = "herald_write_small_jobs_v1"
     static let sql = """
-        INSERT INTO jobs AS j (id, app_id, state, target_kind, spec, published_at, started_at, planned, batches, plan_cursor)
-        SELECT i.id, i.app, 'running', 'tokens', i.spec::jsonb,
-               CASE WHEN i.published < 0 THEN now() ELSE to_timestamp(i.published / 1000.0) END, now(), true, 1, i.cursor
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[]) AS i(id, app, spec, published, cursor)
-        ON CONFLICT (id) DO UPDATE SET state = 'running', started_at = now(), planned = true, batches = 1,
-            plan_cursor = EXCLUDED.plan_cursor
-        WHERE j.state = 'queued' AND j.send_at IS NULL AND j.batches = 0 AND NOT j.planned
-        RETURNING j.id
+        INSERT INTO jobs AS j (id, app_id, state, target_kind, spec, published_at, started_at, finished_at, planned,
+                               batches, plan_cursor, targeted, sent, failed, expired, retried)
+        SELECT i.id, i.app, CASE WHEN i.done THEN 'done' ELSE 'running' END, 'tokens', nullif(i.spec, '')::jsonb,
+               to_timestamp(i.published / 1000.0), now(), CASE WHEN i.done THEN clock_timestamp() END, true, 1,
+               i.cursor, i.targeted, i.sent, i.failed, i.expired, i.retried
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::boolean[], $7::bigint[],
+                    $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
+            AS i(id, app, spec, published, cursor, done, targeted, sent, failed, expired, retried)
+        ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, started_at = EXCLUDED.started_at,
+            finished_at = EXCLUDED.finished_at, planned = true, batches = 1, plan_cursor = EXCLUDED.plan_cursor,
+            targeted = EXCLUDED.targeted, sent = EXCLUDED.sent, failed = EXCLUDED.failed, expired = EXCLUDED.expired,
+            retried = EXCLUDED.retried
+        WHERE j.state = 'queued'
         """
-    typealias Row = String
+    typealias Row = ()
 
-    var ids: [String]
-    var apps: [String]
-    var specs: [String]
-    var publishedAt: [Int64]
-    var cursors: [String]
+    let rows: [SmallJobRow]
+
+    init(_ rows: [SmallJobRow]) { self.rows = rows }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 5)
-        bindings.append(ids)
-        bindings.append(apps)
-        bindings.append(specs)
-        bindings.append(publishedAt)
-        bindings.append(cursors)
+        var bindings = PostgresBindings(capacity: 11)
+        bindings.append(rows.map(\.id))
+        bindings.append(rows.map(\.app))
+        // A done job's spec is not kept: nothing reads it again.
+        bindings.append(rows.map { $0.done == nil ? $0.spec : "" })
+        bindings.append(rows.map(\.publishedAt))
+        bindings.append(rows.map { String($0.tokenCount) })
+        bindings.append(rows.map { $0.done != nil })
+        bindings.append(rows.map { Int64($0.done?.targeted ?? 0) })
+        bindings.append(rows.map { Int64($0.done?.sent ?? 0) })
+        bindings.append(rows.map { Int64($0.done?.rejectedTokens ?? 0) })
+        bindings.append(rows.map { Int64($0.done?.expired ?? 0) })
+        bindings.append(rows.map { Int64($0.done?.retried ?? 0) })
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(String.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row { () }
 }
 
 /// `Store.completeSmallJobs`: adds each job's counts and marks the running ones done (stopped ones keep their state),

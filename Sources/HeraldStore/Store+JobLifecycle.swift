@@ -15,7 +15,8 @@ public enum JobRegistration: Sendable, Hashable {
 
 extension Store {
     /// Records a job message and decides its fate: new jobs start running (or wait as scheduled); a known id that is
-    /// queued, due or running resumes where planning stopped; a final one is a duplicate.
+    /// queued, due or running resumes where planning stopped; a final one is a duplicate. An id a group of small
+    /// jobs is delivering is decided once that group has written it.
     public func register(
         _ job: PreparedJob,
         spec: String,
@@ -27,11 +28,13 @@ extension Store {
             let rows = try await client.query(
                 """
                 INSERT INTO jobs (id, app_id, state, target_kind, spec, send_at, published_at, throttle_per_second, started_at)
-                VALUES (\(job.id), \(job.app),
-                        CASE WHEN to_timestamp(\(sendAt)) > now() THEN 'scheduled' ELSE 'running' END,
-                        \(job.audience.kind), \(spec)::jsonb, to_timestamp(\(sendAt)),
-                        coalesce(to_timestamp(\(published)), now()), \(job.throttlePerSecond),
-                        CASE WHEN to_timestamp(\(sendAt)) > now() THEN NULL ELSE now() END)
+                SELECT \(job.id), \(job.app),
+                       CASE WHEN to_timestamp(\(sendAt)) > now() THEN 'scheduled' ELSE 'running' END,
+                       \(job.audience.kind), \(spec)::jsonb, to_timestamp(\(sendAt)),
+                       coalesce(to_timestamp(\(published)), now()), \(job.throttlePerSecond),
+                       CASE WHEN to_timestamp(\(sendAt)) > now() THEN NULL ELSE now() END
+                -- waits while a group of small jobs holds the id (claimSmallJobs), then sees its row
+                FROM (SELECT pg_advisory_xact_lock(\(Self.smallJobLockSpace), hashtext(\(job.id)))) AS claim
                 ON CONFLICT (id) DO UPDATE SET
                     state = CASE
                         WHEN jobs.state = 'queued' THEN 'running'

@@ -33,19 +33,24 @@ public struct Store: Sendable {
                     attempt += 1
                 }
             }
-        } catch let error as StoreError {
-            throw error
-        } catch let error as PSQLError {
-            let server = error.serverInfo?[.message].map { ": \($0)" } ?? ""
-            let state = error.serverInfo?[.sqlState].map { " [\($0)]" } ?? ""
-            throw StoreError(code, "\(what) failed\(server)\(state)", underlying: error)
         } catch {
-            throw StoreError(code, "\(what) failed", underlying: error)
+            throw Self.storeError(error, what: what, code: code)
         }
     }
 }
 
 extension Store {
+    /// `error` as a `StoreError` that is safe to log: PostgreSQL's message and SQLSTATE, never bound values.
+    static func storeError(_ error: any Error, what: String, code: StoreError.Code = .queryFailed) -> StoreError {
+        if let error = error as? StoreError { return error }
+        if let error = error as? PSQLError {
+            let server = error.serverInfo?[.message].map { ": \($0)" } ?? ""
+            let state = error.serverInfo?[.sqlState].map { " [\($0)]" } ?? ""
+            return StoreError(code, "\(what) failed\(server)\(state)", underlying: error)
+        }
+        return StoreError(code, "\(what) failed", underlying: error)
+    }
+
     /// Deadlock (40P01) or serialization failure (40001), directly or inside a failed transaction.
     static func isTransientConflict(_ error: any Error) -> Bool {
         if let transaction = error as? PostgresTransactionError {

@@ -143,39 +143,58 @@ struct BatchDeliverer: Sendable {
 
     // MARK: Small jobs in groups
 
-    /// A small job started by `Store.startSmallJobs`: its one batch (seq 0, attempt 1) is its listed tokens.
+    /// A small job claimed by `Store.claimSmallJobs`: its one batch (seq 0, attempt 1) is its listed tokens.
     struct SmallJob: Sendable {
         var job: PreparedJob
         var tokens: [DeviceToken]
         /// When the producer published it (ms since 1970).
         var publishedAt: Int64
+        /// The job as published (JSON), kept with a job that is left running.
+        var spec: String
     }
 
-    /// Delivers many small jobs at once — every notification of the group in flight together (bounded by
-    /// `sendConcurrency`) — and completes them all in one statement (`Store.completeSmallJobs`). Jobs APNs rejects
-    /// as a whole are failed and parked first, one by one. Returns each job's outcome.
+    /// What `sendSmallJobs` did, for `finishSmallJobs` once the group's rows are committed.
+    struct SentSmallJobs: Sendable {
+        /// One row per job: done with its counts, or running for the jobs below.
+        var rows: [SmallJobRow] = []
+        /// Completions that go on through `Store.completeSmallJobs`: dead tokens, failures to record, a retry, and
+        /// the counts of the jobs stopped.
+        var continuing: [BatchCompletion] = []
+        /// Jobs APNs rejected as a whole, with the reason.
+        var stopped: [(PreparedJob, APNSReason)] = []
+        /// Jobs whose app left the apps file: not sent.
+        var appGone: [PreparedJob] = []
+        /// The jobs written done.
+        var done: [String] = []
+    }
+
+    /// Sends many small jobs at once — every notification of the group in flight together (bounded by
+    /// `sendConcurrency`) — and returns each job's row. Runs inside the group's claim: it touches no database.
     ///
     /// Only for jobs whose payload is the same for every device and that have no throttle (the caller checks).
-    func deliverSmallJobs(_ jobs: [SmallJob]) async throws -> [String: Outcome] {
-        var outcomes: [String: Outcome] = [:]
+    func sendSmallJobs(_ jobs: [SmallJob]) async throws -> SentSmallJobs {
+        var sent = SentSmallJobs()
         var sendable: [(SmallJob, APNSClient, RequestList)] = []
-        var completions: [BatchCompletion] = []
         var tally: [Tally: Int] = [:]
         let now = Int64(Date().timeIntervalSince1970)
+        func row(_ small: SmallJob, done: WriteBack?) -> SmallJobRow {
+            SmallJobRow(
+                id: small.job.id, app: small.job.app, spec: small.spec, publishedAt: small.publishedAt,
+                tokenCount: small.tokens.count, done: done)
+        }
         for small in jobs {
             let job = small.job
-            let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: [])
             guard let app = configuration.apps.app(job.app), let client = clients.client(for: job.app) else {
-                let stopped = try await stopJob(
-                    job, reason: "app \(job.app) is no longer in the apps file", batch: batch)
-                outcomes[job.id] = stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
+                sent.appGone.append(job)
+                sent.rows.append(row(small, done: nil))
                 continue
             }
             if let expiration = job.template.expiration, expiration != 0, expiration < now {
                 var writeBack = Self.firstWriteBack(of: job, devices: small.tokens.count)
                 writeBack.expired = small.tokens.count
                 tally[Tally(outcome: "expired", reason: ""), default: 0] += small.tokens.count
-                completions.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: nil))
+                sent.rows.append(row(small, done: writeBack))
+                sent.done.append(job.id)
                 continue
             }
             sendable.append(
@@ -215,31 +234,54 @@ struct BatchDeliverer: Sendable {
             return collected
         }
 
-        var stopped: [(PreparedJob, APNSReason)] = []
         for ((small, _, _), result) in zip(sendable, results) {
             // Only its key matters from here on (a retry or park lists the failed tokens itself).
             let batch = BatchMessage(job: small.job.id, seq: 0, attempt: 1, tokens: [])
             var writeBack = Self.firstWriteBack(of: small.job, devices: small.tokens.count)
             let (retry, jobFailure) = try await settle(result, batch: batch, into: &writeBack, tally: &tally)
             if let jobFailure {
-                stopped.append((small.job, jobFailure))
+                sent.stopped.append((small.job, jobFailure))
                 // The job's error names the reason; its devices count as failed without a record each.
                 writeBack.rejectedTokens += writeBack.failures.count
                 writeBack.failures = []
             }
-            completions.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: retry))
+            if jobFailure == nil && retry == nil && writeBack.prunes.isEmpty && writeBack.failures.isEmpty {
+                sent.rows.append(row(small, done: writeBack))
+                sent.done.append(small.job.id)
+            } else {
+                sent.rows.append(row(small, done: nil))
+                sent.continuing.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: retry))
+            }
         }
-
         record(tally)
+        return sent
+    }
+
+    /// Finishes what `sendSmallJobs` left running, once the group's rows are committed: fails (and parks once) the
+    /// jobs APNs rejected as a whole and those whose app is gone, then completes the rest. Returns each job's
+    /// outcome.
+    func finishSmallJobs(_ sent: SentSmallJobs) async throws -> [String: Outcome] {
+        var outcomes: [String: Outcome] = [:]
+        for id in sent.done {
+            metrics.batchesCompleted.increment()
+            metrics.jobFinished(state: JobState.done.rawValue)
+            outcomes[id] = .completed(jobFinished: .done)
+        }
+        for job in sent.appGone {
+            let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: [])
+            let stopped = try await stopJob(job, reason: "app \(job.app) is no longer in the apps file", batch: batch)
+            outcomes[job.id] = stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
+        }
         // A job APNs rejected as a whole is failed (and parked once) first, so that its completion, which still
         // writes its counts, does not mark it done.
         var stoppedHere = Set<String>()
-        for (job, reason) in stopped
+        for (job, reason) in sent.stopped
         where try await stopJob(job, reason: "APNs rejected the job: \(reason)", batch: nil) {
             stoppedHere.insert(job.id)
         }
-        let completed = try await store.completeSmallJobs(completions)
-        for completion in completions {
+        guard !sent.continuing.isEmpty else { return outcomes }
+        let completed = try await store.completeSmallJobs(sent.continuing)
+        for completion in sent.continuing {
             guard completed.pruned[completion.key] != nil else {
                 metrics.batchesDuplicate.increment()
                 outcomes[completion.key.job] = .alreadyDone
@@ -250,7 +292,7 @@ struct BatchDeliverer: Sendable {
             if let finished { metrics.jobFinished(state: finished.rawValue) }
             outcomes[completion.key.job] = .completed(jobFinished: finished)
         }
-        for (job, _) in stopped {
+        for (job, _) in sent.stopped {
             outcomes[job.id] = .completed(jobFinished: stoppedHere.contains(job.id) ? .failed : nil)
         }
         return outcomes

@@ -119,41 +119,44 @@ struct JobConsumer: Sendable {
         }
     }
 
-    /// Delivers a group of small jobs: starts the new ones in one statement, sends them all, completes them in one
-    /// transaction, then acknowledges each. Ids that exist already take the one-by-one path, after the group.
+    /// Delivers a group of small jobs: claims the new ones, sends them all and writes each one's row once, in one
+    /// transaction (`Store.claimSmallJobs`); finishes the exceptions; then acknowledges each. Ids that exist
+    /// already take the one-by-one path, after the group.
     private func deliver(_ group: [SmallJobQueue.Item], consumer: AMQPConsumer) async {
-        let started: Set<String>
-        do {
-            started = try await store.startSmallJobs(
-                group.map {
-                    SmallJobStart(
-                        id: $0.job.id, app: $0.job.app, spec: $0.spec, publishedAt: $0.publishedAt,
-                        tokenCount: $0.tokens.count)
-                }
-            )
-        } catch {
-            // Whatever went wrong, one by one each job fails (and is handed back) alone.
-            logger.warning(
-                "a group of small jobs could not be started, taking them one by one", metadata: ["error": "\(error)"])
-            started = []
-        }
-        // A started id is delivered here once; a second message with the same id waits for the one-by-one path.
-        var fast: [SmallJobQueue.Item] = []
         var rest: [SmallJobQueue.Item] = []
-        var taken = Set<String>()
-        for item in group {
-            if started.contains(item.job.id) && taken.insert(item.job.id).inserted {
-                fast.append(item)
-            } else {
-                rest.append(item)
-            }
-        }
         do {
-            if !fast.isEmpty {
+            let claim = try await store.claimSmallJobs(group.map(\.job.id)) { claimed in
+                // A claimed id is delivered here once; a second message with the same id waits for the one-by-one
+                // path.
+                var fast: [SmallJobQueue.Item] = []
+                var others: [SmallJobQueue.Item] = []
+                var taken = Set<String>()
+                for item in group {
+                    if claimed.contains(item.job.id) && taken.insert(item.job.id).inserted {
+                        fast.append(item)
+                    } else {
+                        others.append(item)
+                    }
+                }
+                guard !fast.isEmpty else { return ((fast, others, BatchDeliverer.SentSmallJobs()), []) }
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
-                let outcomes = try await deliverer.deliverSmallJobs(
-                    fast.map { .init(job: $0.job, tokens: $0.tokens, publishedAt: $0.publishedAt ?? now) }
+                let sent = try await deliverer.sendSmallJobs(
+                    fast.map {
+                        .init(job: $0.job, tokens: $0.tokens, publishedAt: $0.publishedAt ?? now, spec: $0.spec)
+                    }
                 )
+                return ((fast, others, sent), sent.rows)
+            }
+            switch claim {
+            case .notClaimed(let error):
+                // Whatever went wrong, one by one each job fails (and is handed back) alone.
+                logger.warning(
+                    "a group of small jobs could not be claimed, taking them one by one",
+                    metadata: ["error": "\(error)"])
+                rest = group
+            case .delivered(let (fast, others, sent)):
+                rest = others
+                let outcomes = try await deliverer.finishSmallJobs(sent)
                 for item in fast {
                     try? await consumer.ack(item.delivery)
                     if case .completed(let finished?) = outcomes[item.job.id] {
@@ -162,7 +165,7 @@ struct JobConsumer: Sendable {
                 }
             }
         } catch {
-            // Nothing of the group is acknowledged: it comes back redelivered, and what was started resumes.
+            // Nothing of the group is acknowledged: it comes back redelivered, and what was written resumes.
             logger.error(
                 "a group of small jobs could not be delivered, requeueing",
                 metadata: ["jobs": "\(group.count)", "error": "\(error)"])

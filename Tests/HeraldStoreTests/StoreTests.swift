@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldStore
 import HeraldTestSupport
+import Logging
 import PostgresNIO
 import Testing
 
@@ -110,43 +111,99 @@ import Testing
         }
     }
 
-    @Test func smallJobsStartInOneStatementOnlyWhenNewOrEnqueuedAndUntouched() async throws {
+    /// Small jobs left running by their group (`claimSmallJobs` with no counts), as a group with exceptions leaves
+    /// them.
+    static func startRunning(_ ids: [String], in store: Store) async throws {
+        let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
+        let claim = try await store.claimSmallJobs(ids) { claimed in
+            ((), claimed.map { SmallJobRow(id: $0, app: "a", spec: spec, publishedAt: 0, tokenCount: 1, done: nil) })
+        }
+        guard case .delivered = claim else { throw StoreError(.queryFailed, "the claim was not made") }
+    }
+
+    @Test func smallJobsAreClaimedOnlyWhenNewOrEnqueuedAndWrittenOnceWhenSent() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
             let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
-            func start(_ id: String) -> SmallJobStart {
-                SmallJobStart(id: id, app: "a", spec: spec, publishedAt: 1_700_000_000_000, tokenCount: 1)
+            func job(_ id: String) throws -> PreparedJob {
+                try PreparedJob.decode(
+                    Array(#"{"id":"\#(id)","app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#.utf8)
+                ) { "" }
+            }
+            func row(_ id: String, sent: Int?) -> SmallJobRow {
+                SmallJobRow(
+                    id: id, app: "a", spec: spec, publishedAt: 1_700_000_000_000, tokenCount: 1,
+                    done: sent.map { sent in
+                        var writeBack = WriteBack(jobID: id, app: "a")
+                        writeBack.targeted = 1
+                        writeBack.sent = sent
+                        return writeBack
+                    })
             }
             #expect(try await store.startJob(id: "running", app: "a", targetKind: "tokens") == nil)
-            let enqueued = try PreparedJob.decode(
-                Array(#"{"id":"enqueued","app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#.utf8)
-            ) { "" }
-            #expect(try await store.enqueue(enqueued, spec: spec) == .created(.queued))
+            #expect(try await store.enqueue(try job("enqueued"), spec: spec) == .created(.queued))
 
-            // New ids and the one the API enqueued start; the running one does not; a repeated id starts once.
-            let started = try await store.startSmallJobs([
-                start("new-1"), start("running"), start("enqueued"), start("new-2"), start("new-1"),
-            ])
-            #expect(started == ["new-1", "new-2", "enqueued"])
-            #expect(try await store.job(id: "new-1")?.state == .running)
-            #expect(try await store.job(id: "enqueued")?.state == .running)
-            // Each has its one batch pending, so that it is delivered once: a second start takes none of them.
+            // New ids and the one the API enqueued are claimed; the running one is not.
+            typealias Held = (claimedAll: Bool, registering: Task<JobRegistration, any Error>?)
+            let claim = try await store.claimSmallJobs(["new-1", "running", "enqueued", "new-2", "new-1"]) {
+                claimed -> (Held, [SmallJobRow]) in
+                #expect(claimed == ["new-1", "new-2", "enqueued"])
+                // While the group sends, its ids are held: another group claims none of them, and nothing is
+                // written yet.
+                let other = try await store.claimSmallJobs(["new-1", "enqueued", "new-3"]) { ($0, []) }
+                guard case .delivered(let second) = other else {
+                    Issue.record("the second claim was not made")
+                    return ((false, nil), [])
+                }
+                #expect(second == ["new-3"])
+                #expect(try await store.job(id: "new-1") == nil)
+                // A registration of a held id (the one-by-one path) waits for the group to write it.
+                let registering = Task { try await store.register(try job("new-1"), spec: spec, publishedAt: nil) }
+                try await Self.waitForAdvisoryLockWaiter(store)
+                return ((true, registering), [row("new-1", sent: 1), row("enqueued", sent: 0), row("new-2", sent: nil)])
+            }
+            guard case .delivered(let (claimedAll, registering)) = claim, claimedAll, let registering else {
+                Issue.record("the claim was not made")
+                return
+            }
+            // The waiting registration saw the group's row: a duplicate, not a second send.
+            #expect(try await registering.value == .duplicate(.done))
+            #expect(try await store.job(id: "new-1")?.state == .done)
+            #expect(try await store.job(id: "new-1")?.counters == JobCounters(targeted: 1, sent: 1))
+            #expect(try await store.job(id: "enqueued")?.state == .done)
+            // The job left running has its one batch pending, and its spec for that batch.
+            #expect(try await store.job(id: "new-2")?.state == .running)
             guard
                 case .deliver(_, let publishedAt, nil) = try await store.beginBatch(
                     BatchKey(job: "new-2", seq: 0, attempt: 1))
             else {
-                Issue.record("the started job's batch is not pending")
+                Issue.record("the running job's batch is not pending")
                 return
             }
             #expect(publishedAt == 1_700_000_000_000)
-            #expect(try await store.startSmallJobs([start("new-1"), start("new-2")]).isEmpty)
+            // Written ids are not claimed again.
+            let again = try await store.claimSmallJobs(["new-1", "new-2", "enqueued"]) { ($0, []) }
+            guard case .delivered(let none) = again else {
+                Issue.record("the third claim was not made")
+                return
+            }
+            #expect(none.isEmpty)
         }
+    }
+
+    /// Waits until a session waits for an advisory lock (a registration held by a claim).
+    static func waitForAdvisoryLockWaiter(_ store: Store) async throws {
+        for _ in 0..<1000 {
+            let rows = try await store.client.query(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", logger: Logger(label: "t"))
+            for try await waiting in rows.decode(Int.self) where waiting > 0 { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("no registration waited for the claim")
     }
 
     @Test func aSmallJobAPNsRejectedStaysFailedWithItsCountsAndOneARedeliveryTookOverIsLeftToIt() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
-            let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
-            _ = try await store.startSmallJobs(
-                ["s1", "s2"].map { SmallJobStart(id: $0, app: "a", spec: spec, publishedAt: nil, tokenCount: 1) })
+            try await Self.startRunning(["s1", "s2"], in: store)
             #expect(try await store.failJob(id: "s1", reason: "APNs rejected the job: BadTopic"))
             // s2 was redelivered meanwhile: the one-by-one path created its batch row and owns its completion.
             #expect(try await store.beginBatch(BatchKey(job: "s2", seq: 0, attempt: 1)) != .unknownJob)
@@ -170,10 +227,8 @@ import Testing
 
     @Test func manyBatchesCompleteInOneTransactionClaimingOnlyPendingOnesAndFinishingTheirJobs() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
-            let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
             let ids = ["j1", "j2", "j3", "j4"]
-            _ = try await store.startSmallJobs(
-                ids.map { SmallJobStart(id: $0, app: "a", spec: spec, publishedAt: nil, tokenCount: 1) })
+            try await Self.startRunning(ids, in: store)
             _ = try await store.importDevices([DeviceRecord(token: Self.token(1))], app: "a")
 
             func completion(_ job: String, retry: Bool = false, _ adjust: (inout WriteBack) -> Void = { _ in })
