@@ -10,6 +10,27 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible, CustomDe
     /// `-[NSData description]` produced (seed 000).
     ///
     /// Apple says not to assume a length, so any non-empty even number of hex digits up to 200 bytes is accepted.
+    public init(parsing text: String) throws(DeviceTokenError) {
+        // Most tokens arrive as APNs gives them: lowercase hexadecimal. Those are kept as they are.
+        var text = text
+        let canonical = text.withUTF8 { bytes in
+            guard !bytes.isEmpty, bytes.count % 2 == 0, bytes.count <= 400 else { return false }
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): continue
+                default: return false
+                }
+            }
+            return true
+        }
+        if canonical {
+            self.init(trustedHex: text)
+        } else {
+            try self.init(parsing: text[...])
+        }
+    }
+
+    /// `init(parsing:)` for any string: the general path, which also rewrites upper case and drops separators.
     public init(parsing text: some StringProtocol) throws(DeviceTokenError) {
         var hex: [UInt8] = []
         hex.reserveCapacity(64)

@@ -157,7 +157,8 @@ extension PreparedJob {
             var tokens: [DeviceToken] = []
             for text in raw {
                 if let token = try? DeviceToken(parsing: text) {
-                    if seen.insert(token).inserted { tokens.append(token) }
+                    // One token (most jobs) needs no set of those seen.
+                    if raw.count == 1 || seen.insert(token).inserted { tokens.append(token) }
                 } else {
                     invalid += 1
                 }

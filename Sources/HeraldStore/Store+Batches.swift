@@ -126,6 +126,9 @@ extension Store {
     private static func claim(_ ids: [String], on connection: PostgresConnection, logger: Logger) async throws
         -> Set<String>
     {
+        // Every table access of a claim is a primary-key probe. Statistics taken while the jobs table was small
+        // (a new deployment, a purge) would have the existence check below scan the whole table once a group.
+        try await connection.query("SET LOCAL enable_seqscan = off", logger: logger)
         var locked: [String] = []
         let lockRows = try await connection.query(
             """

@@ -262,11 +262,10 @@ struct BatchDeliverer: Sendable {
     /// outcome.
     func finishSmallJobs(_ sent: SentSmallJobs) async throws -> [String: Outcome] {
         var outcomes: [String: Outcome] = [:]
-        for id in sent.done {
-            metrics.batchesCompleted.increment()
-            metrics.jobFinished(state: JobState.done.rawValue)
-            outcomes[id] = .completed(jobFinished: .done)
-        }
+        // Counted once for the group: each counter lookup hashes its labels.
+        metrics.batchesCompleted.increment(by: sent.done.count)
+        metrics.jobFinished(state: JobState.done.rawValue, count: sent.done.count)
+        for id in sent.done { outcomes[id] = .completed(jobFinished: .done) }
         for job in sent.appGone {
             let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: [])
             let stopped = try await stopJob(job, reason: "app \(job.app) is no longer in the apps file", batch: batch)

@@ -11,11 +11,18 @@ import Synchronization
 /// starts alongside only when a full group is waiting (up to `maximumRunners` at once), so that groups stay large
 /// and one group's database round trips overlap another's sends.
 final class SmallJobQueue: Sendable {
-    struct Item: Sendable {
-        var delivery: AMQPDelivery
-        var job: PreparedJob
+    /// A class: items are handed from queue to group to task, and a copy of the struct retained every field.
+    final class Item: Sendable {
+        let delivery: AMQPDelivery
+        let job: PreparedJob
         /// The job as published (JSON), for the jobs table.
-        var spec: String
+        let spec: String
+
+        init(delivery: AMQPDelivery, job: PreparedJob, spec: String) {
+            self.delivery = delivery
+            self.job = job
+            self.spec = spec
+        }
 
         /// When the producer published it (ms since 1970), if the message said.
         var publishedAt: Int64? { delivery.properties.timestamp.map { $0 * 1000 } }

@@ -21,7 +21,8 @@ struct WorkerMetrics: Sendable {
     }
 
     /// Counts finished jobs by final state.
-    func jobFinished(state: String) {
-        Counter(label: "herald_jobs_finished_total", dimensions: [("state", state)]).increment()
+    func jobFinished(state: String, count: Int = 1) {
+        guard count > 0 else { return }
+        Counter(label: "herald_jobs_finished_total", dimensions: [("state", state)]).increment(by: count)
     }
 }
