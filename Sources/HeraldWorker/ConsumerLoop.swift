@@ -5,20 +5,27 @@ import ServiceLifecycle
 /// Consumes a queue with bounded concurrency (prefetch bounds what the broker hands over, so the task group is
 /// bounded too) until graceful shutdown: then it cancels the consumer, lets the deliveries in hand finish and
 /// returns.
+///
+/// `accept` sees each delivery on the loop's own task, in the order the broker sent them, and returns the work
+/// that is to run in a task of its own, if any. Work that takes no waiting (decoding, queueing a small job) thus
+/// costs no task, and small jobs reach their queue in delivery order, so that a finished group's acks coalesce
+/// into one `multiple` ack.
 enum ConsumerLoop {
+    typealias Work = @Sendable () async -> Void
+
     static func run(
         queue: String,
         prefetch: UInt16,
         on connection: AMQPConnection,
         logger: Logger,
-        handle: @escaping @Sendable (AMQPDelivery, AMQPConsumer) async -> Void
+        accept: @escaping @Sendable (AMQPDelivery, AMQPConsumer) -> Work?
     ) async throws {
         let consumer = try await connection.consume(queue: queue, prefetch: prefetch)
         logger.info("consuming", metadata: ["queue": "\(queue)"])
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 for try await delivery in consumer {
-                    group.addTask { await handle(delivery, consumer) }
+                    if let work = accept(delivery, consumer) { group.addTask { await work() } }
                 }
             }
         } onGracefulShutdown: {

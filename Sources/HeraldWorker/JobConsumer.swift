@@ -18,7 +18,10 @@ struct JobConsumer: Sendable {
     /// Small jobs waiting to be delivered in groups.
     let smallJobs: SmallJobQueue
 
-    func handle(_ delivery: AMQPDelivery, consumer: AMQPConsumer) async {
+    /// Decodes and checks a delivery on the consumer's loop and returns what is left to do in a task of its own:
+    /// parking it, registering it, or — for the first small job while no group is under way — delivering groups
+    /// of small jobs until none is left. Other small jobs only join the queue.
+    func accept(_ delivery: AMQPDelivery, consumer: AMQPConsumer) -> ConsumerLoop.Work? {
         metrics.jobsReceived.increment()
         // Metadata only for the paths that log: setting it costs a dictionary copy per message.
         var logger: Logger {
@@ -37,8 +40,8 @@ struct JobConsumer: Sendable {
                 return UUID().uuidString.lowercased()
             }
         } catch {
-            await park(delivery, jobID: nil, reason: error.description, consumer: consumer, logger: logger)
-            return
+            let log = logger
+            return { await park(delivery, jobID: nil, reason: error.description, consumer: consumer, logger: log) }
         }
         var jobLogger: Logger {
             var enriched = logger
@@ -47,9 +50,11 @@ struct JobConsumer: Sendable {
         }
         guard configuration.apps.app(job.app) != nil else {
             let reason = "\(JobError.Code.unknownApp): app \(job.app.prefix(100)) is not in the apps file"
-            try? await store.recordRejectedJob(id: job.id, app: String(job.app.prefix(200)), reason: reason)
-            await park(delivery, jobID: job.id, reason: reason, consumer: consumer, logger: jobLogger)
-            return
+            let log = jobLogger
+            return {
+                try? await store.recordRejectedJob(id: job.id, app: String(job.app.prefix(200)), reason: reason)
+                await park(delivery, jobID: job.id, reason: reason, consumer: consumer, logger: log)
+            }
         }
         let spec: String
         do {
@@ -61,21 +66,24 @@ struct JobConsumer: Sendable {
                 spec = String(decoding: try JSONEncoder().encode(job.spec), as: UTF8.self)
             }
         } catch {
-            await park(
-                delivery, jobID: job.id, reason: "the job could not be encoded again", consumer: consumer,
-                logger: jobLogger)
-            return
+            let log = jobLogger
+            return {
+                await park(
+                    delivery, jobID: job.id, reason: "the job could not be encoded again", consumer: consumer,
+                    logger: log)
+            }
         }
         let item = SmallJobQueue.Item(delivery: delivery, job: job, spec: spec)
         if isSmall(job) {
             // Delivered with the other small jobs in hand: a few statements per group instead of several per job.
             // The task that finds no group under way delivers groups until none is left.
-            if smallJobs.add(item) {
+            guard smallJobs.add(item) else { return nil }
+            return {
                 while let group = smallJobs.nextGroup() { await deliver(group, consumer: consumer) }
             }
-            return
         }
-        await process(item, consumer: consumer, logger: jobLogger)
+        let log = jobLogger
+        return { await process(item, consumer: consumer, logger: log) }
     }
 
     /// A job of explicit tokens that fits in one batch, with the same payload for every device, no throttle and no
@@ -157,10 +165,12 @@ struct JobConsumer: Sendable {
             case .delivered(let (fast, others, sent)):
                 rest = others
                 let outcomes = try await deliverer.finishSmallJobs(sent)
-                for item in fast {
-                    try? await consumer.ack(item.delivery)
-                    if case .completed(let finished?) = outcomes[item.job.id] {
-                        configuration.onJobHandled?(.finished(id: item.job.id, state: finished))
+                try? await consumer.ack(fast.lazy.map(\.delivery))
+                if let onJobHandled = configuration.onJobHandled {
+                    for item in fast {
+                        if case .completed(let finished?) = outcomes[item.job.id] {
+                            onJobHandled(.finished(id: item.job.id, state: finished))
+                        }
                     }
                 }
             }

@@ -141,7 +141,7 @@ struct PlannerService: Service {
             defer { shared.state.stopped() }
             try await ConsumerLoop.run(
                 queue: configuration.topology.jobs, prefetch: configuration.prefetch, on: consumer!,
-                logger: shared.logger, handle: jobs.handle
+                logger: shared.logger, accept: jobs.accept
             )
         }
     }
@@ -163,7 +163,7 @@ struct DelivererService: Service {
             defer { shared.state.stopped() }
             try await ConsumerLoop.run(
                 queue: configuration.topology.batches, prefetch: configuration.batchPrefetch, on: consumer!,
-                logger: shared.logger, handle: batches.handle
+                logger: shared.logger, accept: { delivery, consumer in { await batches.handle(delivery, consumer: consumer) } }
             )
         }
     }

@@ -83,6 +83,27 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
         try settle(delivery, .ack(multiple: multiple))
     }
 
+    /// Acknowledges `deliveries`, all in one turn of the connection thread: when they are the consumer's oldest
+    /// unsettled deliveries (a group finished together), that is one `multiple` ack frame for all of them.
+    /// Acking them one by one instead lets the thread wake between them and send a frame for every few.
+    nonisolated(nonsending) public func ack(_ deliveries: some Collection<AMQPDelivery>) async throws(AMQPError) {
+        guard !deliveries.isEmpty else { return }
+        if let failure = buffer.failure { throw failure }
+        var settlements: [Command] = []
+        settlements.reserveCapacity(deliveries.count)
+        for delivery in deliveries {
+            guard delivery.consumerID == buffer.id else {
+                throw AMQPError(.protocolError, "the delivery belongs to another consumer")
+            }
+            settlements.append(
+                .settle(
+                    Settlement(
+                        buffer: buffer, channel: delivery.channel, generation: delivery.generation,
+                        deliveryTag: delivery.deliveryTag, kind: .ack(multiple: false))))
+        }
+        if let error = connection.mailbox.submit(contentsOf: settlements) { throw error }
+    }
+
     /// Negatively acknowledges `delivery`; with `requeue` the broker delivers it again (`redelivered` set),
     /// otherwise it is dropped or dead-lettered.
     nonisolated(nonsending) public func nack(_ delivery: AMQPDelivery, requeue: Bool) async throws(AMQPError) {

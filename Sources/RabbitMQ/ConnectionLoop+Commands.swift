@@ -6,7 +6,7 @@ extension ConnectionLoop {
         // Acks wait for the end of the turn, so that a run of them becomes one frame; anything else that could
         // end a channel or depend on the order (a cancel, a release, a close) sees them sent first.
         if !channelsWithPendingAcks.isEmpty {
-            if case .settle = command {} else { sendPendingAcks() }
+            if case .settle = command {} else { sendPendingAcks(holding: false) }
         }
         switch phase {
         case .finished:
@@ -87,8 +87,8 @@ extension ConnectionLoop {
         }
         // The acks taken before it go first: a `multiple` settlement would cover them, and they would then
         // reach the broker as acks of tags it no longer holds.
-        if !consumer.unsettled.pendingAcks.isEmpty {
-            sendPendingAcks()
+        if !consumer.unsettled.pendingAcks.isEmpty || consumer.unsettled.isHolding {
+            sendPendingAcks(holding: false)
             guard self.connection != nil, case .running = phase else { return }
         }
         let status: Int32
@@ -113,14 +113,24 @@ extension ConnectionLoop {
     }
 
     /// Sends the plain acks of this turn: per channel one `multiple` ack for the run of deliveries they settle
-    /// from the front, and single acks for those behind a delivery still open.
-    func sendPendingAcks() {
+    /// from the front, and single acks for those behind a delivery still open. With `holding`, those single acks
+    /// wait up to `ackHoldLimit` for the deliveries in front of them (groups of jobs finishing out of order), so
+    /// that they go out as part of a `multiple` ack instead: one frame instead of one per delivery.
+    func sendPendingAcks(holding: Bool = true) {
         guard !channelsWithPendingAcks.isEmpty else { return }
         let pending = channelsWithPendingAcks
         channelsWithPendingAcks = []
+        let now = ContinuousClock.now
         for channel in pending {
             guard case .consumer(let consumer) = channel.role else { continue }
-            let (upTo, singles) = consumer.unsettled.takeAcks()
+            let hold = holding && consumer.acksHeldSince.map { now - $0 < Self.ackHoldLimit } ?? holding
+            let (upTo, singles) = consumer.unsettled.takeAcks(holding: hold)
+            if consumer.unsettled.isHolding {
+                if consumer.acksHeldSince == nil { consumer.acksHeldSince = now }
+                channelsWithPendingAcks.append(channel)
+            } else {
+                consumer.acksHeldSince = nil
+            }
             // A channel that is closing or gone took its deliveries with it (the broker requeues them).
             guard let connection, case .running = phase, self.channel(channel.id) === channel, !channel.isClosing
             else { continue }
@@ -133,6 +143,20 @@ extension ConnectionLoop {
                 fail(with: .translate(.status(status), phase: .running))
             }
         }
+    }
+
+    /// The longest a settled delivery's ack is held back waiting to join a `multiple` ack.
+    static let ackHoldLimit: Duration = .milliseconds(20)
+
+    /// How long the connection thread may sleep before held acks are due.
+    func heldAcksDue(now: ContinuousClock.Instant) -> Duration? {
+        var due: Duration?
+        for channel in channelsWithPendingAcks {
+            guard case .consumer(let consumer) = channel.role, let since = consumer.acksHeldSince else { continue }
+            let left = max(.zero, since + Self.ackHoldLimit - now)
+            due = min(due ?? left, left)
+        }
+        return due
     }
 
     private func cancelConsumer(

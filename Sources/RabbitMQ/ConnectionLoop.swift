@@ -212,6 +212,10 @@ final class ConnectionLoop {
         if case .closing(let deadline) = phase {
             milliseconds = min(milliseconds, max(0, (deadline - .now).milliseconds))
         }
+        if let due = heldAcksDue(now: .now) {
+            // Held acks are sent when they are due, even if nothing else wakes the thread.
+            return Int32(max(1, min(milliseconds, due.milliseconds + 1)))
+        }
         return Int32(max(10, milliseconds))
     }
 

@@ -35,9 +35,15 @@ final class Mailbox: Sendable {
 
     /// Queues `command` for the thread, or returns the error that ended the connection.
     func submit(_ command: Command) -> AMQPError? {
+        submit(contentsOf: CollectionOfOne(command))
+    }
+
+    /// Queues `commands` for the thread together (one turn of the thread takes them all), or returns the error
+    /// that ended the connection.
+    func submit(contentsOf commands: some Collection<Command>) -> AMQPError? {
         let (wake, error): (Bool, AMQPError?) = state.withLock { state in
             if let terminal = state.terminal { return (false, terminal) }
-            state.commands.append(command)
+            state.commands.append(contentsOf: commands)
             if state.wakePending { return (false, nil) }
             state.wakePending = true
             return (true, nil)

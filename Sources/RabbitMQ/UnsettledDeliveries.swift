@@ -12,6 +12,12 @@ struct UnsettledDeliveries {
     private var open: [UInt64] = []
     /// Plain acks of this turn, not yet sent.
     private(set) var pendingAcks: [UInt64] = []
+    /// Acks taken in earlier turns and held back (ascending): they settle deliveries behind one still open, and
+    /// once that one is settled a single `multiple` ack covers them too. Out of `open` already.
+    private(set) var held: [UInt64] = []
+
+    /// Whether acks are held back (see `takeAcks(holding:)`).
+    var isHolding: Bool { !held.isEmpty }
 
     init() {}
 
@@ -38,11 +44,15 @@ struct UnsettledDeliveries {
         }
     }
 
-    /// The frames that settle the pending acks: at most one `multiple` ack (`upTo`) for those below the oldest
-    /// delivery still open, and single acks (`singles`) for the rest: ascending, those of open deliveries first.
-    /// Clears the pending acks.
-    mutating func takeAcks() -> (upTo: UInt64?, singles: [UInt64]) {
-        guard !pendingAcks.isEmpty else { return (nil, []) }
+    /// The frames that settle the pending acks (and the held ones): at most one `multiple` ack (`upTo`) for those
+    /// below the oldest delivery still open, and single acks (`singles`) for the rest: ascending, those of open
+    /// deliveries first. Clears the pending acks.
+    ///
+    /// With `holding`, the acks that would go out as singles are held instead (unless a tag was not open, which
+    /// goes out at once with everything), for a later turn to send as part of a `multiple` ack or, without
+    /// `holding`, as singles.
+    mutating func takeAcks(holding: Bool = false) -> (upTo: UInt64?, singles: [UInt64]) {
+        guard !pendingAcks.isEmpty || !held.isEmpty else { return (nil, []) }
         pendingAcks.sort()
         // Both lists ascend: one pass takes the acked tags out of `open` (compacting it in place: this runs every
         // turn, over up to a prefetch of tags) and sets aside those it does not hold (a second ack of one tag, say),
@@ -74,18 +84,47 @@ struct UnsettledDeliveries {
         unknown += pendingAcks[next...]
         pendingAcks.removeAll(keepingCapacity: true)
 
+        if !held.isEmpty {
+            acked = Self.merged(held, acked)
+            held.removeAll(keepingCapacity: true)
+        }
+
         // Below the oldest open delivery everything is settled now: one `multiple` ack covers it.
         let below = open.first.map { limit in acked.prefix { $0 < limit }.count } ?? acked.count
         let upTo = below > 0 ? acked[below - 1] : nil
+        if holding && unknown.isEmpty {
+            held.append(contentsOf: acked[below...])
+            return (upTo, [])
+        }
         // Acks of open deliveries before the others: a tag the broker does not hold closes the channel, and
         // whatever follows it on that channel is lost.
         return (upTo, Array(acked[below...]) + unknown.sorted())
+    }
+
+    /// Two ascending lists of distinct tags as one.
+    private static func merged(_ first: [UInt64], _ second: [UInt64]) -> [UInt64] {
+        var result: [UInt64] = []
+        result.reserveCapacity(first.count + second.count)
+        var (i, j) = (0, 0)
+        while i < first.count && j < second.count {
+            if first[i] < second[j] {
+                result.append(first[i])
+                i += 1
+            } else {
+                result.append(second[j])
+                j += 1
+            }
+        }
+        result += first[i...]
+        result += second[j...]
+        return result
     }
 
     /// The channel is gone (a new connection or channel starts its tags at 1 again).
     mutating func reset() {
         open.removeAll()
         pendingAcks.removeAll()
+        held.removeAll()
     }
 
     /// The index of `tag` in `open`, by binary search.

@@ -111,7 +111,8 @@ import Testing
 
     /// Acks sent in a burst go out as one `multiple` ack where they can; one delivery left open in the middle
     /// must stay open (a `multiple` ack reaching past it would lose it), and comes back when the consumer ends.
-    @Test func aBurstOfAcksAroundAnOpenDeliveryLeavesItOpen() async throws {
+    /// The same whether the acks are made one by one or together (`ack(_:)` of a collection, one turn).
+    @Test(arguments: [false, true]) func aBurstOfAcksAroundAnOpenDeliveryLeavesItOpen(together: Bool) async throws {
         let connection = try await Broker.connect()
         let queue = Broker.uniqueQueue()
         _ = try await connection.declareQueue(queue, durable: false)
@@ -123,7 +124,11 @@ import Testing
             var deliveries: [AMQPDelivery] = []
             for _ in 0..<40 { deliveries.append(try await consumer.nextDelivery()) }
             open = deliveries.remove(at: 17)
-            for delivery in deliveries { try await consumer.ack(delivery) }
+            if together {
+                try await consumer.ack(deliveries)
+            } else {
+                for delivery in deliveries { try await consumer.ack(delivery) }
+            }
             try await consumer.cancel()
         }
         // Releasing the consumer closed its channel: the broker requeues what it still counts as unacknowledged,

@@ -44,6 +44,52 @@ import Testing
         #expect(unsettled.count == 0)
     }
 
+    /// A group that finishes before an older one: its acks are held, and the older group's acks then settle both
+    /// with one `multiple` ack — never one past a delivery still open.
+    @Test func heldAcksJoinTheMultipleAckOfTheDeliveriesInFrontOfThem() {
+        var unsettled = delivered(1...12)
+        for tag: UInt64 in [6, 7, 8, 9, 10] { _ = unsettled.ackLater(tag) }
+        let early = unsettled.takeAcks(holding: true)
+        #expect(early.upTo == nil && early.singles.isEmpty)
+        #expect(unsettled.isHolding)
+        // A turn with nothing new keeps holding them.
+        let idle = unsettled.takeAcks(holding: true)
+        #expect(idle.upTo == nil && idle.singles.isEmpty && unsettled.isHolding)
+        // 1 to 5 settled: one frame covers 1 to 10; 11 and 12 stay open.
+        for tag: UInt64 in [1, 2, 3, 4, 5] { _ = unsettled.ackLater(tag) }
+        let together = unsettled.takeAcks(holding: true)
+        #expect(together.upTo == 10)
+        #expect(together.singles.isEmpty)
+        #expect(!unsettled.isHolding)
+        #expect(unsettled.count == 2)
+    }
+
+    /// Held acks go out as singles when the holding ends (the limit, or a command that must see them first), and a
+    /// tag that was never open sends everything at once.
+    @Test func heldAcksGoOutAsSinglesWhenNoLongerHeldOrWithAnUnknownTag() {
+        var unsettled = delivered(1...6)
+        for tag: UInt64 in [4, 5] { _ = unsettled.ackLater(tag) }
+        _ = unsettled.takeAcks(holding: true)
+        _ = unsettled.ackLater(2)
+        let released = unsettled.takeAcks(holding: false)
+        #expect(released.upTo == nil)
+        #expect(released.singles == [2, 4, 5])
+        #expect(!unsettled.isHolding)
+
+        _ = unsettled.ackLater(6)
+        _ = unsettled.takeAcks(holding: true)
+        #expect(unsettled.isHolding)
+        _ = unsettled.ackLater(99)
+        let unknown = unsettled.takeAcks(holding: true)
+        #expect(unknown.singles == [6, 99])
+        #expect(!unsettled.isHolding)
+
+        _ = unsettled.ackLater(3)
+        _ = unsettled.takeAcks(holding: true)
+        unsettled.reset()
+        #expect(!unsettled.isHolding && unsettled.count == 0)
+    }
+
     @Test func nothingAtTheFrontMeansOnlySingleAcks() {
         var unsettled = delivered(1...4)
         for tag: UInt64 in [4, 2] { _ = unsettled.ackLater(tag) }
