@@ -130,11 +130,25 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                     try await Task.sleep(for: .milliseconds(20))
                 }
             } else {
+                // Published in chunks of a quarter of the window, up to four chunks unconfirmed: one wait per
+                // chunk instead of one task and one wait per job (which cost the bench 9-15 us of CPU a job).
+                let chunk = max(1, confirmWindow / 4)
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    for (i, body) in bodies.enumerated() {
-                        if i >= max(1, confirmWindow) { try await group.next() }
+                    for (number, start) in stride(from: 0, to: bodies.count, by: chunk).enumerated() {
+                        if number >= 4 { try await group.next() }
+                        let end = min(start + chunk, bodies.count)
                         group.addTask {
-                            try await publish(body, id: "\(prefix)-\(i)", on: connection, topology: topology)
+                            let timestamp = Int64(Date().timeIntervalSince1970)
+                            try await connection.publish(
+                                contentsOf: (start..<end).map { i in
+                                    (
+                                        bodies[i],
+                                        AMQPProperties(
+                                            contentType: "application/json", messageID: "\(prefix)-\(i)",
+                                            timestamp: timestamp)
+                                    )
+                                },
+                                routingKey: topology.jobs)
                         }
                     }
                     try await group.waitForAll()

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A request from async code to the connection thread, carried through the ``Mailbox``.
 ///
 /// Every command that expects an answer carries its continuation; the thread resumes each exactly once,
@@ -18,7 +20,7 @@ enum Command: Sendable {
     /// Resumes the command's continuation, if any, with `error`.
     func fail(with error: AMQPError) {
         switch self {
-        case .publish(let request): request.continuation.resume(returning: .failure(error))
+        case .publish(let request): request.completion.resume(returning: .failure(error))
         case .queueOperation(_, let continuation): continuation.resume(returning: .failure(error))
         case .startConsumer(let start): start.continuation.resume(returning: .failure(error))
         case .settle, .releaseConsumer, .restored: break
@@ -35,7 +37,42 @@ struct PublishRequest: Sendable {
     let routingKey: String
     let properties: AMQPProperties
     let mandatory: Bool
-    let continuation: UnsafeContinuation<Result<Void, AMQPError>, Never>
+    let completion: PublishCompletion
+}
+
+/// Who waits for a publish's confirm: its caller alone, or a batch's caller, once for all of its messages.
+enum PublishCompletion: Sendable {
+    case single(UnsafeContinuation<Result<Void, AMQPError>, Never>)
+    case batch(PublishBatch)
+
+    func resume(returning result: Result<Void, AMQPError>) {
+        switch self {
+        case .single(let continuation): continuation.resume(returning: result)
+        case .batch(let batch): batch.complete(result)
+        }
+    }
+}
+
+/// The messages of one `publish(contentsOf:)`: its caller resumes once every one is confirmed (or failed), with
+/// the first failure if any.
+final class PublishBatch: Sendable {
+    private let state: Mutex<(remaining: Int, failure: AMQPError?)>
+    private let continuation: UnsafeContinuation<Result<Void, AMQPError>, Never>
+
+    init(count: Int, continuation: UnsafeContinuation<Result<Void, AMQPError>, Never>) {
+        state = Mutex((count, nil))
+        self.continuation = continuation
+    }
+
+    func complete(_ result: Result<Void, AMQPError>) {
+        let finished: Result<Void, AMQPError>? = state.withLock { state in
+            if case .failure(let error) = result, state.failure == nil { state.failure = error }
+            state.remaining -= 1
+            guard state.remaining == 0 else { return nil }
+            return state.failure.map { .failure($0) } ?? .success(())
+        }
+        if let finished { continuation.resume(returning: finished) }
+    }
 }
 
 /// What the connection thread needs to open a consumer channel.

@@ -12,7 +12,7 @@ struct ConfirmWindow {
     }
 
     private struct Slot {
-        var continuation: UnsafeContinuation<Result<Void, AMQPError>, Never>?
+        var completion: PublishCompletion?
         var returned: AMQPError?
         let returnKey: ReturnKey?
     }
@@ -34,11 +34,11 @@ struct ConfirmWindow {
     /// Records a publish that was just written to the socket; returns its delivery tag.
     @discardableResult
     mutating func append(
-        _ continuation: UnsafeContinuation<Result<Void, AMQPError>, Never>,
+        _ completion: PublishCompletion,
         returnKey: ReturnKey?
     ) -> UInt64 {
         let tag = firstTag + UInt64(slots.count)
-        slots.append(Slot(continuation: continuation, returned: nil, returnKey: returnKey))
+        slots.append(Slot(completion: completion, returned: nil, returnKey: returnKey))
         if returnKey != nil { mandatoryTags.append(tag) }
         outstanding += 1
         return tag
@@ -86,21 +86,21 @@ struct ConfirmWindow {
     }
 
     private func isPending(_ tag: UInt64) -> Bool {
-        slots[offset: Int(tag - firstTag)].continuation != nil
+        slots[offset: Int(tag - firstTag)].completion != nil
     }
 
     private mutating func resolve(offset: Int, _ outcome: (Slot) -> Result<Void, AMQPError>) {
         var slot = slots[offset: offset]
-        guard let continuation = slot.continuation else { return }
+        guard let completion = slot.completion else { return }
         let result = outcome(slot)
-        slot.continuation = nil
+        slot.completion = nil
         slots[offset: offset] = slot
         outstanding -= 1
-        continuation.resume(returning: result)
+        completion.resume(returning: result)
     }
 
     private mutating func trim() {
-        while let first = slots.first, first.continuation == nil {
+        while let first = slots.first, first.completion == nil {
             _ = slots.popFirst()
             firstTag += 1
         }

@@ -146,7 +146,7 @@ extension ConnectionLoop {
     }
 
     /// The longest a settled delivery's ack is held back waiting to join a `multiple` ack.
-    static let ackHoldLimit: Duration = .milliseconds(20)
+    static let ackHoldLimit: Duration = .milliseconds(100)
 
     /// How long the connection thread may sleep before held acks are due.
     func heldAcksDue(now: ContinuousClock.Instant) -> Duration? {

@@ -25,7 +25,7 @@ extension ConnectionLoop {
     /// Fails every parked publish, for example when the publisher channel cannot be opened.
     func failParked(_ error: AMQPError) {
         while let request = parked.popFirst() {
-            request.continuation.resume(returning: .failure(error))
+            request.completion.resume(returning: .failure(error))
         }
     }
 
@@ -61,7 +61,7 @@ extension ConnectionLoop {
             // A failed publish may have left a partial frame sequence on the wire, so the connection
             // cannot be trusted any more, whatever the status says.
             let error = AMQPError.translate(.status(status), phase: .running)
-            request.continuation.resume(returning: .failure(error))
+            request.completion.resume(returning: .failure(error))
             fail(with: error)
             return
         }
@@ -69,7 +69,7 @@ extension ConnectionLoop {
             request.mandatory
             ? ConfirmWindow.ReturnKey(exchange: request.exchange, routingKey: request.routingKey, body: request.body)
             : nil
-        confirms.append(request.continuation, returnKey: returnKey)
+        confirms.append(request.completion, returnKey: returnKey)
     }
 
     /// basic.ack or basic.nack from the broker on the publisher channel.

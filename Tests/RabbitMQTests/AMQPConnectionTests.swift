@@ -50,6 +50,39 @@ import Testing
         await connection.close()
     }
 
+    /// `publish(contentsOf:)`: one wait for many messages, larger than the connection's window of unconfirmed
+    /// publishes; they arrive in order with their own properties. A batch with a returned mandatory message
+    /// fails with that reason once all of it is settled.
+    @Test func aBatchOfPublishesIsConfirmedAsOneAndArrivesInOrder() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+        let count = 3_000
+        try await connection.publish(
+            contentsOf: (0..<count).map { (Array("message \($0)".utf8), AMQPProperties(messageID: "m\($0)")) },
+            routingKey: queue)
+        #expect(try await connection.queueMessageCount(queue) == UInt32(count))
+
+        let consumer = try await connection.consume(queue: queue, prefetch: 100)
+        for index in 0..<count {
+            let delivery = try await consumer.nextDelivery()
+            #expect(delivery.body == Array("message \(index)".utf8))
+            #expect(delivery.properties.messageID == "m\(index)")
+            try await consumer.ack(delivery)
+        }
+        try await consumer.cancel()
+
+        let error = await #expect(throws: AMQPError.self) {
+            try await connection.publish(
+                contentsOf: [([1], AMQPProperties()), ([2], AMQPProperties())], routingKey: Broker.uniqueQueue(),
+                mandatory: true)
+        }
+        #expect(error?.code == .messageReturned)
+        try await connection.publish(contentsOf: [], routingKey: queue)
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
     @Test func largeMessagesSpanningFramesArriveWhole() async throws {
         let connection = try await Broker.connect()
         let queue = Broker.uniqueQueue()
