@@ -114,7 +114,9 @@ extension Store {
             if let claimFailure { return .notClaimed(claimFailure) }
             if let transaction = error as? PostgresTransactionError {
                 if let failure = transaction.closureError { throw failure }
-                if let failure = transaction.beginError { return .notClaimed(Self.storeError(failure, what: "claiming small jobs")) }
+                if let failure = transaction.beginError {
+                    return .notClaimed(Self.storeError(failure, what: "claiming small jobs"))
+                }
                 if let failure = transaction.commitError { throw Self.storeError(failure, what: "writing small jobs") }
             }
             throw error

@@ -163,7 +163,8 @@ struct DelivererService: Service {
             defer { shared.state.stopped() }
             try await ConsumerLoop.run(
                 queue: configuration.topology.batches, prefetch: configuration.batchPrefetch, on: consumer!,
-                logger: shared.logger, accept: { delivery, consumer in { await batches.handle(delivery, consumer: consumer) } }
+                logger: shared.logger,
+                accept: { delivery, consumer in { await batches.handle(delivery, consumer: consumer) } }
             )
         }
     }

@@ -159,7 +159,9 @@ import Testing
                 // A registration of a held id (the one-by-one path) waits for the group to write it.
                 let registering = Task { try await store.register(try job("new-1"), spec: spec, publishedAt: nil) }
                 try await Self.waitForAdvisoryLockWaiter(store)
-                return ((true, registering), [row("new-1", sent: 1), row("enqueued", sent: 0), row("new-2", sent: nil)])
+                return (
+                    (true, registering), [row("new-1", sent: 1), row("enqueued", sent: 0), row("new-2", sent: nil)]
+                )
             }
             guard case .delivered(let (claimedAll, registering)) = claim, claimedAll, let registering else {
                 Issue.record("the claim was not made")
