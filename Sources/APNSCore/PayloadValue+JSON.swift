@@ -173,7 +173,8 @@ private struct JSONReader {
     private mutating func readObject() throws(PayloadValue.JSONError) -> PayloadValue {
         try enter()
         defer { depth -= 1 }
-        var members: [String: PayloadValue] = [:]
+        // Room for a typical object's members from the start: growing from empty rehashes every key each time.
+        var members = [String: PayloadValue](minimumCapacity: 8)
         skipWhitespace()
         if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
             index += 1

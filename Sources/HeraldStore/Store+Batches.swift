@@ -131,21 +131,22 @@ extension Store {
         // Every table access of a claim is a primary-key probe. Statistics taken while the jobs table was small
         // (a new deployment, a purge) would have the existence check below scan the whole table once a group.
         try await connection.query("SET LOCAL enable_seqscan = off", logger: logger)
-        var locked: [String] = []
-        let lockRows = try await connection.query(
+        // Every id is locked if it can be; only those that could not come back (usually none), so that a group
+        // does not send back and decode a row per job.
+        var claimed = Set(ids)
+        let notLocked = try await connection.query(
             """
             SELECT i.id FROM unnest(\(ids)::text[]) AS i(id)
-            WHERE pg_try_advisory_xact_lock(\(smallJobLockSpace), hashtext(i.id))
+            WHERE NOT pg_try_advisory_xact_lock(\(smallJobLockSpace), hashtext(i.id))
             """,
             logger: logger
         )
-        for try await id in lockRows.decode(String.self) { locked.append(id) }
-        guard !locked.isEmpty else { return [] }
-        var claimed = Set(locked)
+        for try await id in notLocked.decode(String.self) { claimed.remove(id) }
+        guard !claimed.isEmpty else { return [] }
         let taken = try await connection.query(
             """
             SELECT id FROM jobs
-            WHERE id = ANY(\(locked)) AND NOT (state = 'queued' AND send_at IS NULL AND batches = 0 AND NOT planned)
+            WHERE id = ANY(\(Array(claimed))) AND NOT (state = 'queued' AND send_at IS NULL AND batches = 0 AND NOT planned)
             """,
             logger: logger
         )

@@ -8,6 +8,8 @@ public struct LatencySummary: Sendable, Hashable {
     public var count: Int
     public var p50Milliseconds: Double
     public var p99Milliseconds: Double
+    /// When the last result was written (ms since 1970; 0 if none).
+    public var lastResultMilliseconds: Double = 0
 }
 
 extension Store {
@@ -20,13 +22,15 @@ extension Store {
                 """
                 SELECT count(*)::bigint,
                        coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - published_at)), 0)::float8 * 1000,
-                       coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - published_at)), 0)::float8 * 1000
+                       coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - published_at)), 0)::float8 * 1000,
+                       coalesce(extract(epoch FROM max(finished_at)), 0)::float8 * 1000
                 FROM jobs WHERE app_id = \(app) AND id LIKE \(pattern) AND state = 'done'
                 """,
                 logger: logger
             )
-            for try await (count, p50, p99) in rows.decode((Int64, Double, Double).self) {
-                return LatencySummary(count: Int(count), p50Milliseconds: p50, p99Milliseconds: p99)
+            for try await (count, p50, p99, last) in rows.decode((Int64, Double, Double, Double).self) {
+                return LatencySummary(
+                    count: Int(count), p50Milliseconds: p50, p99Milliseconds: p99, lastResultMilliseconds: last)
             }
             return LatencySummary(count: 0, p50Milliseconds: 0, p99Milliseconds: 0)
         }
@@ -39,18 +43,20 @@ extension Store {
             let rows = try await client.query(
                 """
                 WITH per_notification AS (
-                    SELECT extract(epoch FROM b.completed_at - j.published_at) AS latency
+                    SELECT extract(epoch FROM b.completed_at - j.published_at) AS latency, b.completed_at
                     FROM batches b JOIN jobs j ON j.id = b.job_id, generate_series(1, b.sent)
                     WHERE b.job_id = \(job) AND b.state = 'done')
                 SELECT count(*)::bigint,
                        coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY latency), 0)::float8 * 1000,
-                       coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY latency), 0)::float8 * 1000
+                       coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY latency), 0)::float8 * 1000,
+                       coalesce(extract(epoch FROM max(completed_at)), 0)::float8 * 1000
                 FROM per_notification
                 """,
                 logger: logger
             )
-            for try await (count, p50, p99) in rows.decode((Int64, Double, Double).self) {
-                return LatencySummary(count: Int(count), p50Milliseconds: p50, p99Milliseconds: p99)
+            for try await (count, p50, p99, last) in rows.decode((Int64, Double, Double, Double).self) {
+                return LatencySummary(
+                    count: Int(count), p50Milliseconds: p50, p99Milliseconds: p99, lastResultMilliseconds: last)
             }
             return LatencySummary(count: 0, p50Milliseconds: 0, p99Milliseconds: 0)
         }
