@@ -123,34 +123,16 @@ extension Store {
         }
     }
 
-    /// Locks the ids (without waiting), then — in a second statement, whose snapshot sees every commit of an
-    /// earlier holder of a lock — drops those whose row exists and is not merely enqueued.
+    /// Locks the ids (without waiting) and drops those that another group holds or whose row exists and is not
+    /// merely enqueued: one call of `herald_claim_small_jobs` (schemas/005), whose second query's snapshot sees
+    /// every commit of an earlier holder of a lock. Only the ids dropped come back (usually none).
     private static func claim(_ ids: [String], on connection: PostgresConnection, logger: Logger) async throws
         -> Set<String>
     {
-        // Every table access of a claim is a primary-key probe. Statistics taken while the jobs table was small
-        // (a new deployment, a purge) would have the existence check below scan the whole table once a group.
-        try await connection.query("SET LOCAL enable_seqscan = off", logger: logger)
-        // Every id is locked if it can be; only those that could not come back (usually none), so that a group
-        // does not send back and decode a row per job.
         var claimed = Set(ids)
-        let notLocked = try await connection.query(
-            """
-            SELECT i.id FROM unnest(\(ids)::text[]) AS i(id)
-            WHERE NOT pg_try_advisory_xact_lock(\(smallJobLockSpace), hashtext(i.id))
-            """,
-            logger: logger
-        )
-        for try await id in notLocked.decode(String.self) { claimed.remove(id) }
-        guard !claimed.isEmpty else { return [] }
-        let taken = try await connection.query(
-            """
-            SELECT id FROM jobs
-            WHERE id = ANY(\(Array(claimed))) AND NOT (state = 'queued' AND send_at IS NULL AND batches = 0 AND NOT planned)
-            """,
-            logger: logger
-        )
-        for try await id in taken.decode(String.self) { claimed.remove(id) }
+        let dropped = try await connection.query(
+            "SELECT herald_claim_small_jobs(\(ids)::text[], \(smallJobLockSpace))", logger: logger)
+        for try await id in dropped.decode(String.self) { claimed.remove(id) }
         return claimed
     }
 
