@@ -6,6 +6,9 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible, CustomDe
     /// The token as lowercase hexadecimal.
     public let hex: String
 
+    /// The longest token accepted: 200 bytes.
+    static let maximumHexDigits = 400
+
     /// Parses a token written as hexadecimal, accepting upper case, spaces and the `<ad853c20 3a9b…>` form that
     /// `-[NSData description]` produced (seed 000).
     ///
@@ -14,7 +17,7 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible, CustomDe
         // Most tokens arrive as APNs gives them: lowercase hexadecimal. Those are kept as they are.
         var text = text
         let canonical = text.withUTF8 { bytes in
-            guard !bytes.isEmpty, bytes.count % 2 == 0, bytes.count <= 400 else { return false }
+            guard !bytes.isEmpty, bytes.count % 2 == 0, bytes.count <= Self.maximumHexDigits else { return false }
             for byte in bytes {
                 switch byte {
                 case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): continue
@@ -51,7 +54,7 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible, CustomDe
         }
         guard sawContent else { throw DeviceTokenError(kind: .empty) }
         guard hex.count % 2 == 0 else { throw DeviceTokenError(kind: .oddLength) }
-        guard hex.count <= 400 else { throw DeviceTokenError(kind: .tooLong) }
+        guard hex.count <= Self.maximumHexDigits else { throw DeviceTokenError(kind: .tooLong) }
         self.hex = String(decoding: hex, as: UTF8.self)
     }
 

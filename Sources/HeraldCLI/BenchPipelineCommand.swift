@@ -127,7 +127,9 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             let startedAt = Date().timeIntervalSince1970 * 1000
             if isBroadcast {
                 let job = Job(id: prefix, app: app, target: .all, notification: Self.notification)
-                try await publish(Array(try JSONEncoder().encode(job)), id: prefix, on: connection, topology: topology)
+                try await connection.publish(
+                    Array(try JSONEncoder().encode(job)), routingKey: topology.jobs,
+                    properties: Self.jobProperties(id: prefix))
                 while try await store.job(id: prefix)?.state.isFinal != true {
                     try await Task.sleep(for: .milliseconds(20))
                 }
@@ -140,15 +142,10 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                         if number >= 4 { try await group.next() }
                         let end = min(start + chunk, bodies.count)
                         group.addTask {
-                            let timestamp = Int64(Date().timeIntervalSince1970)
+                            let now = Int64(Date().timeIntervalSince1970)
                             try await connection.publish(
                                 contentsOf: (start..<end).map { i in
-                                    (
-                                        bodies[i],
-                                        AMQPProperties(
-                                            contentType: "application/json", messageID: "\(prefix)-\(i)",
-                                            timestamp: timestamp)
-                                    )
+                                    (bodies[i], Self.jobProperties(id: "\(prefix)-\(i)", publishedAt: now))
                                 },
                                 routingKey: topology.jobs)
                         }
@@ -215,13 +212,11 @@ struct BenchPipelineCommand: AsyncParsableCommand {
 
     static func fixed(_ value: Double) -> String { String(format: "%.1f", value) }
 
-    private func publish(_ body: [UInt8], id: String, on connection: AMQPConnection, topology: Topology) async throws {
-        try await connection.publish(
-            body,
-            routingKey: topology.jobs,
-            properties: AMQPProperties(
-                contentType: "application/json", messageID: id, timestamp: Int64(Date().timeIntervalSince1970))
-        )
+    /// A job message's properties, as a producer sets them: its id, and when it was published (s since 1970).
+    private static func jobProperties(id: String, publishedAt: Int64 = Int64(Date().timeIntervalSince1970))
+        -> AMQPProperties
+    {
+        AMQPProperties(contentType: "application/json", messageID: id, timestamp: publishedAt)
     }
 
     private func spawnWorker(appsFile: String, prefix: String, amqpURL: String, databaseURL: String) throws -> Process {

@@ -479,7 +479,6 @@ extension Store {
 // The two statements of every group of small jobs, prepared once per connection: parsing and planning them anew
 // each time was about a third of the database's time per group.
 
-/// `Store.startSmallJobs`: inserts the new ids as running jobs (or starts one the API enqueued); returns those started.
 /// `Store.claimSmallJobs`: the group's rows, each new or taking over the row the API enqueued (a cancel that came
 /// first keeps its state).
 private struct WriteSmallJobs: PostgresPreparedStatement {

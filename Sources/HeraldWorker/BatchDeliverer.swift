@@ -164,8 +164,6 @@ struct BatchDeliverer: Sendable {
         var stopped: [(PreparedJob, APNSReason)] = []
         /// Jobs whose app left the apps file: not sent.
         var appGone: [PreparedJob] = []
-        /// The jobs written done.
-        var done: [String] = []
     }
 
     /// Sends many small jobs at once — every notification of the group in flight together (bounded by
@@ -194,7 +192,6 @@ struct BatchDeliverer: Sendable {
                 writeBack.expired = small.tokens.count
                 tally[Tally(outcome: "expired", reason: ""), default: 0] += small.tokens.count
                 sent.rows.append(row(small, done: writeBack))
-                sent.done.append(job.id)
                 continue
             }
             sendable.append(
@@ -247,7 +244,6 @@ struct BatchDeliverer: Sendable {
             }
             if jobFailure == nil && retry == nil && writeBack.prunes.isEmpty && writeBack.failures.isEmpty {
                 sent.rows.append(row(small, done: writeBack))
-                sent.done.append(small.job.id)
             } else {
                 sent.rows.append(row(small, done: nil))
                 sent.continuing.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: retry))
@@ -262,10 +258,14 @@ struct BatchDeliverer: Sendable {
     /// outcome.
     func finishSmallJobs(_ sent: SentSmallJobs) async throws -> [String: Outcome] {
         var outcomes: [String: Outcome] = [:]
-        // Counted once for the group: each counter lookup hashes its labels.
-        metrics.batchesCompleted.increment(by: sent.done.count)
-        metrics.jobFinished(state: JobState.done.rawValue, count: sent.done.count)
-        for id in sent.done { outcomes[id] = .completed(jobFinished: .done) }
+        // The rows written done; counted once for the group: each counter lookup hashes its labels.
+        var done = 0
+        for row in sent.rows where row.done != nil {
+            outcomes[row.id] = .completed(jobFinished: .done)
+            done += 1
+        }
+        metrics.batchesCompleted.increment(by: done)
+        metrics.jobFinished(state: JobState.done.rawValue, count: done)
         for job in sent.appGone {
             let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: [])
             let stopped = try await stopJob(job, reason: "app \(job.app) is no longer in the apps file", batch: batch)

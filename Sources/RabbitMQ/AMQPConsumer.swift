@@ -88,19 +88,9 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
     /// Acking them one by one instead lets the thread wake between them and send a frame for every few.
     nonisolated(nonsending) public func ack(_ deliveries: some Collection<AMQPDelivery>) async throws(AMQPError) {
         guard !deliveries.isEmpty else { return }
-        if let failure = buffer.failure { throw failure }
         var settlements: [Command] = []
         settlements.reserveCapacity(deliveries.count)
-        for delivery in deliveries {
-            guard delivery.consumerID == buffer.id else {
-                throw AMQPError(.protocolError, "the delivery belongs to another consumer")
-            }
-            settlements.append(
-                .settle(
-                    Settlement(
-                        buffer: buffer, channel: delivery.channel, generation: delivery.generation,
-                        deliveryTag: delivery.deliveryTag, kind: .ack(multiple: false))))
-        }
+        for delivery in deliveries { settlements.append(try settlement(delivery, .ack(multiple: false))) }
         if let error = connection.mailbox.submit(contentsOf: settlements) { throw error }
     }
 
@@ -122,13 +112,18 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
     }
 
     private func settle(_ delivery: AMQPDelivery, _ kind: Settlement.Kind) throws(AMQPError) {
+        if let error = connection.mailbox.submit(try settlement(delivery, kind)) { throw error }
+    }
+
+    /// The command that settles `delivery`, if it is this consumer's and the consumer has not failed.
+    private func settlement(_ delivery: AMQPDelivery, _ kind: Settlement.Kind) throws(AMQPError) -> Command {
         guard delivery.consumerID == buffer.id else {
             throw AMQPError(.protocolError, "the delivery belongs to another consumer")
         }
         if let failure = buffer.failure { throw failure }
-        let settlement = Settlement(
-            buffer: buffer, channel: delivery.channel, generation: delivery.generation,
-            deliveryTag: delivery.deliveryTag, kind: kind)
-        if let error = connection.mailbox.submit(.settle(settlement)) { throw error }
+        return .settle(
+            Settlement(
+                buffer: buffer, channel: delivery.channel, generation: delivery.generation,
+                deliveryTag: delivery.deliveryTag, kind: kind))
     }
 }

@@ -47,8 +47,6 @@ final class ConsumerState {
     var outbox: [AMQPDelivery] = []
     /// What the broker counts as unacknowledged on the consumer's channel, and the acks of this turn.
     var unsettled = UnsettledDeliveries()
-    /// Since when `unsettled` holds acks back; they go out at the latest `ConnectionLoop.ackHoldLimit` later.
-    var acksHeldSince: ContinuousClock.Instant?
 
     init(buffer: DeliveryBuffer, queue: String, prefetch: UInt16, consumerTag: String) {
         self.buffer = buffer

@@ -123,14 +123,9 @@ extension ConnectionLoop {
         let now = ContinuousClock.now
         for channel in pending {
             guard case .consumer(let consumer) = channel.role else { continue }
-            let hold = holding && consumer.acksHeldSince.map { now - $0 < Self.ackHoldLimit } ?? holding
-            let (upTo, singles) = consumer.unsettled.takeAcks(holding: hold)
-            if consumer.unsettled.isHolding {
-                if consumer.acksHeldSince == nil { consumer.acksHeldSince = now }
-                channelsWithPendingAcks.append(channel)
-            } else {
-                consumer.acksHeldSince = nil
-            }
+            let overdue = consumer.unsettled.heldSince.map { now - $0 >= Self.ackHoldLimit } ?? false
+            let (upTo, singles) = consumer.unsettled.takeAcks(holding: holding && !overdue, now: now)
+            if consumer.unsettled.isHolding { channelsWithPendingAcks.append(channel) }
             // A channel that is closing or gone took its deliveries with it (the broker requeues them).
             guard let connection, case .running = phase, self.channel(channel.id) === channel, !channel.isClosing
             else { continue }
@@ -152,7 +147,9 @@ extension ConnectionLoop {
     func heldAcksDue(now: ContinuousClock.Instant) -> Duration? {
         var due: Duration?
         for channel in channelsWithPendingAcks {
-            guard case .consumer(let consumer) = channel.role, let since = consumer.acksHeldSince else { continue }
+            guard case .consumer(let consumer) = channel.role, let since = consumer.unsettled.heldSince else {
+                continue
+            }
             let left = max(.zero, since + Self.ackHoldLimit - now)
             due = min(due ?? left, left)
         }

@@ -15,8 +15,10 @@ struct UnsettledDeliveries {
     /// Acks taken in earlier turns and held back (ascending): they settle deliveries behind one still open, and
     /// once that one is settled a single `multiple` ack covers them too. Out of `open` already.
     private(set) var held: [UInt64] = []
+    /// Since when acks are held back (nil when none are).
+    private(set) var heldSince: ContinuousClock.Instant?
 
-    /// Whether acks are held back (see `takeAcks(holding:)`).
+    /// Whether acks are held back (see `takeAcks(holding:now:)`).
     var isHolding: Bool { !held.isEmpty }
 
     init() {}
@@ -51,8 +53,13 @@ struct UnsettledDeliveries {
     /// With `holding`, the acks that would go out as singles are held instead (unless a tag was not open, which
     /// goes out at once with everything), for a later turn to send as part of a `multiple` ack or, without
     /// `holding`, as singles.
-    mutating func takeAcks(holding: Bool = false) -> (upTo: UInt64?, singles: [UInt64]) {
+    mutating func takeAcks(holding: Bool = false, now: ContinuousClock.Instant = .now) -> (
+        upTo: UInt64?, singles: [UInt64]
+    ) {
         guard !pendingAcks.isEmpty || !held.isEmpty else { return (nil, []) }
+        // No new acks: the oldest open delivery is where it was (a nack or reject sends the held acks first), so
+        // what is held stays held, without a walk over `open`.
+        if pendingAcks.isEmpty && holding { return (nil, []) }
         pendingAcks.sort()
         // Both lists ascend: one pass takes the acked tags out of `open` (compacting it in place: this runs every
         // turn, over up to a prefetch of tags) and sets aside those it does not hold (a second ack of one tag, say),
@@ -94,8 +101,14 @@ struct UnsettledDeliveries {
         let upTo = below > 0 ? acked[below - 1] : nil
         if holding && unknown.isEmpty {
             held.append(contentsOf: acked[below...])
+            if held.isEmpty {
+                heldSince = nil
+            } else if heldSince == nil {
+                heldSince = now
+            }
             return (upTo, [])
         }
+        heldSince = nil
         // Acks of open deliveries before the others: a tag the broker does not hold closes the channel, and
         // whatever follows it on that channel is lost.
         return (upTo, Array(acked[below...]) + unknown.sorted())
@@ -125,6 +138,7 @@ struct UnsettledDeliveries {
         open.removeAll()
         pendingAcks.removeAll()
         held.removeAll()
+        heldSince = nil
     }
 
     /// The index of `tag` in `open`, by binary search.

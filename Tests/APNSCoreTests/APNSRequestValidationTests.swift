@@ -95,12 +95,17 @@ import Testing
 @Suite struct DeviceTokenTests {
     @Test(arguments: [
         ("<ad853c20 3a9b1c2d>", "ad853c203a9b1c2d"), ("AD853C20", "ad853c20"), (" aabb ", "aabb"),
+        // Already canonical (kept as it is), up to the 200-byte limit.
+        ("ad853c20", "ad853c20"), (String(repeating: "0a", count: 200), String(repeating: "0a", count: 200)),
     ])
     func normalisesToLowercaseHex(input: String, expected: String) throws {
         #expect(try DeviceToken(parsing: input).hex == expected)
     }
 
-    @Test(arguments: [("", DeviceTokenError.Kind.empty), ("abc", .oddLength), ("zz", .notHexadecimal), ("<>", .empty)])
+    @Test(arguments: [
+        ("", DeviceTokenError.Kind.empty), ("abc", .oddLength), ("zz", .notHexadecimal), ("<>", .empty),
+        (String(repeating: "0a", count: 201), .tooLong),
+    ])
     func rejectsWhatIsNotAToken(input: String, kind: DeviceTokenError.Kind) {
         #expect { try DeviceToken(parsing: input) } throws: { ($0 as? DeviceTokenError)?.kind == kind }
     }

@@ -52,15 +52,18 @@ import Testing
         let early = unsettled.takeAcks(holding: true)
         #expect(early.upTo == nil && early.singles.isEmpty)
         #expect(unsettled.isHolding)
+        let since = unsettled.heldSince
+        #expect(since != nil)
         // A turn with nothing new keeps holding them.
         let idle = unsettled.takeAcks(holding: true)
         #expect(idle.upTo == nil && idle.singles.isEmpty && unsettled.isHolding)
+        #expect(unsettled.heldSince == since)  // the time of the oldest hold, for the limit
         // 1 to 5 settled: one frame covers 1 to 10; 11 and 12 stay open.
         for tag: UInt64 in [1, 2, 3, 4, 5] { _ = unsettled.ackLater(tag) }
         let together = unsettled.takeAcks(holding: true)
         #expect(together.upTo == 10)
         #expect(together.singles.isEmpty)
-        #expect(!unsettled.isHolding)
+        #expect(!unsettled.isHolding && unsettled.heldSince == nil)
         #expect(unsettled.count == 2)
     }
 
