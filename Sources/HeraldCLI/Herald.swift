@@ -1,8 +1,7 @@
 import ArgumentParser
 import Logging
 
-/// The `herald` executable.
-@main
+/// The `herald` executable (`main.swift` starts it).
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",

@@ -10,6 +10,8 @@ import ServiceLifecycle
 /// that is to run in a task of its own, if any. Work that takes no waiting (decoding, queueing a small job) thus
 /// costs no task, and small jobs reach their queue in delivery order, so that a finished group's acks coalesce
 /// into one `multiple` ack.
+///
+/// `executor`, if given, is where the loop and its tasks run (see `DispatchTaskExecutor`).
 enum ConsumerLoop {
     typealias Work = @Sendable () async -> Void
 
@@ -18,14 +20,18 @@ enum ConsumerLoop {
         prefetch: UInt16,
         on connection: AMQPConnection,
         logger: Logger,
+        executor: (any TaskExecutor)? = nil,
         accept: @escaping @Sendable (AMQPDelivery, AMQPConsumer) -> Work?
     ) async throws {
         let consumer = try await connection.consume(queue: queue, prefetch: prefetch)
         logger.info("consuming", metadata: ["queue": "\(queue)"])
         try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
-                for try await delivery in consumer {
-                    if let work = accept(delivery, consumer) { group.addTask { await work() } }
+            // The loop and every task it starts (task groups inherit the preference) run on `executor`, if given.
+            try await withTaskExecutorPreference(executor) {
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await delivery in consumer {
+                        if let work = accept(delivery, consumer) { group.addTask { await work() } }
+                    }
                 }
             }
         } onGracefulShutdown: {

@@ -163,7 +163,7 @@ struct DelivererService: Service {
             defer { shared.state.stopped() }
             try await ConsumerLoop.run(
                 queue: configuration.topology.batches, prefetch: configuration.batchPrefetch, on: consumer!,
-                logger: shared.logger,
+                logger: shared.logger, executor: DispatchTaskExecutor(),
                 accept: { delivery, consumer in { await batches.handle(delivery, consumer: consumer) } }
             )
         }
