@@ -118,8 +118,10 @@ final class ConnectionLoop {
         connectionOpened()
         while !isFinished {
             mailbox.takeAll(into: &batch)
-            for command in batch { handle(command) }
-            sendPendingAcks()
+            corked(batch.count > 1) {
+                for command in batch { handle(command) }
+                sendPendingAcks()
+            }
             batch.removeAll(keepingCapacity: true)
             pool.recycle()
             if isFinished { break }
