@@ -144,13 +144,21 @@ struct BatchDeliverer: Sendable {
     // MARK: Small jobs in groups
 
     /// A small job claimed by `Store.claimSmallJobs`: its one batch (seq 0, attempt 1) is its listed tokens.
-    struct SmallJob: Sendable {
-        var job: PreparedJob
-        var tokens: [DeviceToken]
+    /// A class: a group's jobs are handed along in arrays and tuples, and a struct copy retained every field.
+    final class SmallJob: Sendable {
+        let job: PreparedJob
+        let tokens: [DeviceToken]
         /// When the producer published it (ms since 1970).
-        var publishedAt: Int64
+        let publishedAt: Int64
         /// The job as published (JSON), kept with a job that is left running.
-        var spec: String
+        let spec: String
+
+        init(job: PreparedJob, tokens: [DeviceToken], publishedAt: Int64, spec: String) {
+            self.job = job
+            self.tokens = tokens
+            self.publishedAt = publishedAt
+            self.spec = spec
+        }
     }
 
     /// What `sendSmallJobs` did, for `finishSmallJobs` once the group's rows are committed.
@@ -255,13 +263,15 @@ struct BatchDeliverer: Sendable {
 
     /// Finishes what `sendSmallJobs` left running, once the group's rows are committed: fails (and parks once) the
     /// jobs APNs rejected as a whole and those whose app is gone, then completes the rest. Returns each job's
-    /// outcome.
+    /// outcome (a job written done has one only when `onJobHandled` is set).
     func finishSmallJobs(_ sent: SentSmallJobs) async throws -> [String: Outcome] {
         var outcomes: [String: Outcome] = [:]
-        // The rows written done; counted once for the group: each counter lookup hashes its labels.
+        // The rows written done; counted once for the group: each counter lookup hashes its labels. Their outcomes
+        // are only for the `onJobHandled` hook, so they are not built without it.
         var done = 0
+        let wantsOutcomes = configuration.onJobHandled != nil
         for row in sent.rows where row.done != nil {
-            outcomes[row.id] = .completed(jobFinished: .done)
+            if wantsOutcomes { outcomes[row.id] = .completed(jobFinished: .done) }
             done += 1
         }
         metrics.batchesCompleted.increment(by: done)
@@ -710,8 +720,9 @@ final class StopFlag: Sendable {
 }
 
 /// A batch's requests, each made when it is sent: a batch's worth of `APNSRequest`s at once was a large
-/// allocation (and free) per batch, and glibc's consolidation of it showed in the profile.
-struct RequestList: Sendable {
+/// allocation (and free) per batch, and glibc's consolidation of it showed in the profile. A class: shares of a
+/// batch are copied as they are split, and a struct copy retained each of the template's fields.
+final class RequestList: Sendable {
     let template: NotificationTemplate
     /// The apns-topic, worked out once for the batch.
     let topic: String
