@@ -17,14 +17,8 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible, CustomDe
         // Most tokens arrive as APNs gives them: lowercase hexadecimal. Those are kept as they are.
         var text = text
         let canonical = text.withUTF8 { bytes in
-            guard !bytes.isEmpty, bytes.count % 2 == 0, bytes.count <= Self.maximumHexDigits else { return false }
-            for byte in bytes {
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): continue
-                default: return false
-                }
-            }
-            return true
+            !bytes.isEmpty && bytes.count % 2 == 0 && bytes.count <= Self.maximumHexDigits
+                && bytes.allSatisfy(Self.isLowercaseHexDigit)
         }
         if canonical {
             self.init(trustedHex: text)
@@ -40,7 +34,7 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible, CustomDe
         var sawContent = false
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
+            case _ where Self.isLowercaseHexDigit(byte):
                 hex.append(byte)
                 sawContent = true
             case UInt8(ascii: "A")...UInt8(ascii: "F"):
@@ -67,15 +61,18 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible, CustomDe
     public static func isValidHex(_ text: some StringProtocol) -> Bool {
         var count = 0
         for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-                UInt8(ascii: "A")...UInt8(ascii: "F"):
-                count += 1
-            default:
+            guard Self.isLowercaseHexDigit(byte) || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte) else {
                 return false
             }
+            count += 1
         }
         return count > 0 && count % 2 == 0
+    }
+
+    /// Whether `byte` is 0-9 or a-f: a digit of a token as it is kept.
+    @inline(__always)
+    static func isLowercaseHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 
     /// A redacted form safe for logs: `…` and the last four hex digits.

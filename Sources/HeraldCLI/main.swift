@@ -6,7 +6,7 @@ import NIOPosix
 // with no hop to another thread. With `herald bench pipeline --scenario jobs` the worker's CPU per single-device job
 // fell by about 15 % (README, Benchmarks); the deliverer's long broadcast batches opt out (`DispatchTaskExecutor`).
 // It must happen before any task starts, so here rather than in a command. Nothing in Herald blocks a task for
-// longer than a local file read.
+// longer than a local file read, except `herald bench pipeline` waiting for its workers to exit after a run.
 NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
 await Herald.runFromCommandLine()
 

@@ -143,22 +143,10 @@ struct BatchDeliverer: Sendable {
 
     // MARK: Small jobs in groups
 
-    /// A small job claimed by `Store.claimSmallJobs`: its one batch (seq 0, attempt 1) is its listed tokens.
-    /// A class: a group's jobs are handed along in arrays and tuples, and a struct copy retained every field.
-    final class SmallJob: Sendable {
-        let job: PreparedJob
-        let tokens: [DeviceToken]
-        /// When the producer published it (ms since 1970).
-        let publishedAt: Int64
-        /// The job as published (JSON), kept with a job that is left running.
-        let spec: String
-
-        init(job: PreparedJob, tokens: [DeviceToken], publishedAt: Int64, spec: String) {
-            self.job = job
-            self.tokens = tokens
-            self.publishedAt = publishedAt
-            self.spec = spec
-        }
+    /// The one batch (seq 0, attempt 1) of a small job claimed by `Store.claimSmallJobs`: its listed tokens. Only
+    /// its key is used (a retry or park lists the failed tokens itself).
+    private static func smallJobBatch(_ job: String) -> BatchMessage {
+        BatchMessage(job: job, seq: 0, attempt: 1, tokens: [])
     }
 
     /// What `sendSmallJobs` did, for `finishSmallJobs` once the group's rows are committed.
@@ -178,14 +166,17 @@ struct BatchDeliverer: Sendable {
     /// `sendConcurrency`) — and returns each job's row. Runs inside the group's claim: it touches no database.
     ///
     /// Only for jobs whose payload is the same for every device and that have no throttle (the caller checks).
-    func sendSmallJobs(_ jobs: [SmallJob]) async throws -> SentSmallJobs {
+    func sendSmallJobs(_ jobs: [SmallJobQueue.Item]) async throws -> SentSmallJobs {
         var sent = SentSmallJobs()
-        var sendable: [(SmallJob, APNSClient, RequestList)] = []
+        var sendable: [(SmallJobQueue.Item, APNSClient, RequestList)] = []
         var tally: [Tally: Int] = [:]
-        let now = Int64(Date().timeIntervalSince1970)
-        func row(_ small: SmallJob, done: WriteBack?) -> SmallJobRow {
+        let clock = Date().timeIntervalSince1970
+        let now = Int64(clock)
+        // A message without a timestamp counts as published now (ms since 1970).
+        let receivedAt = Int64(clock * 1000)
+        func row(_ small: SmallJobQueue.Item, done: WriteBack?) -> SmallJobRow {
             SmallJobRow(
-                id: small.job.id, app: small.job.app, spec: small.spec, publishedAt: small.publishedAt,
+                id: small.job.id, app: small.job.app, spec: small.spec, publishedAt: small.publishedAt ?? receivedAt,
                 tokenCount: small.tokens.count, done: done)
         }
         for small in jobs {
@@ -224,7 +215,7 @@ struct BatchDeliverer: Sendable {
                         requests: requests,
                         range: 0..<requests.count,
                         stop: StopFlag(job: small.job.id, registry: stoppedJobs),
-                        publishedAt: small.publishedAt
+                        publishedAt: small.publishedAt ?? receivedAt
                     )
                 }
                 group.addTask {
@@ -240,8 +231,7 @@ struct BatchDeliverer: Sendable {
         }
 
         for ((small, _, _), result) in zip(sendable, results) {
-            // Only its key matters from here on (a retry or park lists the failed tokens itself).
-            let batch = BatchMessage(job: small.job.id, seq: 0, attempt: 1, tokens: [])
+            let batch = Self.smallJobBatch(small.job.id)
             var writeBack = Self.firstWriteBack(of: small.job, devices: small.tokens.count)
             let (retry, jobFailure) = try await settle(result, batch: batch, into: &writeBack, tally: &tally)
             if let jobFailure {
@@ -277,8 +267,8 @@ struct BatchDeliverer: Sendable {
         metrics.batchesCompleted.increment(by: done)
         metrics.jobFinished(state: JobState.done.rawValue, count: done)
         for job in sent.appGone {
-            let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: [])
-            let stopped = try await stopJob(job, reason: "app \(job.app) is no longer in the apps file", batch: batch)
+            let stopped = try await stopJob(
+                job, reason: "app \(job.app) is no longer in the apps file", batch: Self.smallJobBatch(job.id))
             outcomes[job.id] = stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
         }
         // A job APNs rejected as a whole is failed (and parked once) first, so that its completion, which still

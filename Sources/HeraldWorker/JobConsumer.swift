@@ -147,12 +147,7 @@ struct JobConsumer: Sendable {
                     }
                 }
                 guard !fast.isEmpty else { return ((fast, others, BatchDeliverer.SentSmallJobs()), []) }
-                let now = Int64(Date().timeIntervalSince1970 * 1000)
-                let sent = try await deliverer.sendSmallJobs(
-                    fast.map {
-                        .init(job: $0.job, tokens: $0.tokens, publishedAt: $0.publishedAt ?? now, spec: $0.spec)
-                    }
-                )
+                let sent = try await deliverer.sendSmallJobs(fast)
                 return ((fast, others, sent), sent.rows)
             }
             switch claim {

@@ -17,15 +17,15 @@ final class SmallJobQueue: Sendable {
         let job: PreparedJob
         /// The job as published (JSON), for the jobs table.
         let spec: String
+        /// When the producer published it (ms since 1970), if the message said.
+        let publishedAt: Int64?
 
         init(delivery: AMQPDelivery, job: PreparedJob, spec: String) {
             self.delivery = delivery
             self.job = job
             self.spec = spec
+            self.publishedAt = delivery.properties.timestamp.map { $0 * 1000 }
         }
-
-        /// When the producer published it (ms since 1970), if the message said.
-        var publishedAt: Int64? { delivery.properties.timestamp.map { $0 * 1000 } }
 
         /// The job's listed tokens.
         var tokens: [DeviceToken] {
