@@ -5,6 +5,7 @@ public struct APNSValidationError: Error, Sendable, Hashable, CustomStringConver
         case payloadTooLarge
         case payloadEmpty
         case collapseIDTooLong
+        case collapseIDInvalid
         case invalidPriority
         case backgroundNeedsContentAvailable
         case backgroundPriority
@@ -52,6 +53,10 @@ extension APNSRequest {
                 "apns-collapse-id is \(collapseID.utf8.count) bytes, over the 64-byte limit"
             )
         }
+        if let collapseID, !Self.isHeaderText(collapseID) {
+            throw APNSValidationError(
+                .collapseIDInvalid, "apns-collapse-id contains a control character (CR, LF, NUL or another)")
+        }
         if let priority, !priority.isValid {
             throw APNSValidationError(.invalidPriority, "apns-priority \(priority.rawValue) is not 1, 5 or 10")
         }
@@ -74,6 +79,12 @@ extension APNSRequest {
     /// A cheap check for `"content-available":1` in the payload bytes.
     static func payloadHasContentAvailable(_ payload: [UInt8]) -> Bool {
         ErrorBody.integerValue(for: "content-available", in: payload) == 1
+    }
+
+    /// Whether `text` may stand in an HTTP/2 header value as it is: no control character (C0, DEL), which would
+    /// be refused by the peer or split the header.
+    public static func isHeaderText(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F }
     }
 
     /// Whether `text` is 8-4-4-4-12 lowercase hexadecimal.

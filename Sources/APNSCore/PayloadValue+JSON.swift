@@ -356,13 +356,26 @@ private struct JSONReader {
         }
         if isInteger && !overflow { return .integer(integer) }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        guard let value = Double(text), value.isFinite else {
+        // PostgreSQL's numeric (jsonb) and Double agree on what is finite; a number that rounds to zero though it
+        // has a non-zero digit (1e-400) underflowed, and numeric refuses the most extreme of those: refused here.
+        guard let value = Double(text), value.isFinite,
+            value != 0 || !Self.hasNonZeroMantissa(bytes[start..<index])
+        else {
             index = start
             throw error("a number is out of range")
         }
         // 2.0 and 1e3 are integers too, as Foundation's decoder reads them (exactly, below 2^53).
         if value == value.rounded(.towardZero) && abs(value) < 9_007_199_254_740_992 { return .integer(Int64(value)) }
         return .number(value)
+    }
+
+    /// Whether a number's digits before its exponent include one that is not zero.
+    private static func hasNonZeroMantissa(_ number: some Sequence<UInt8>) -> Bool {
+        for byte in number {
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { return false }
+            if byte >= UInt8(ascii: "1") && byte <= UInt8(ascii: "9") { return true }
+        }
+        return false
     }
 }
 

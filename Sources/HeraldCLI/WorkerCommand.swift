@@ -35,6 +35,12 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "Devices per batch.")
     var batchSize: Int = 1000
 
+    @Option(help: "The largest job or batch message read, in bytes; larger ones are parked unread.")
+    var maxMessageBytes: Int = 1 << 20
+
+    @Option(help: "Deliveries of one message (quorum queues count them) before it is parked instead of handled.")
+    var maxDeliveries: Int = 10
+
     @Option(help: "Address for /metrics and /health (env HERALD_METRICS_HOST).")
     var metricsHost: String?
 
@@ -51,6 +57,10 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.batchPrefetch = batchPrefetch
         configuration.batchSize = batchSize
         configuration.connectionsPerApp = connections
+        guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024") }
+        guard (1...1000).contains(maxDeliveries) else { throw ValidationError("--max-deliveries must be 1 to 1000") }
+        configuration.maximumMessageBytes = maxMessageBytes
+        configuration.maximumDeliveries = maxDeliveries
         guard let type = Topology.QueueType(rawValue: queueType) else {
             throw ValidationError("--queue-type must be classic or quorum")
         }

@@ -14,6 +14,14 @@ public struct JobError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidNotification = Code(rawValue: "invalid_notification")
         /// The target is empty or too large.
         public static let invalidTarget = Code(rawValue: "invalid_target")
+        /// A number, string or list is outside the bounds of where it lands (`JobLimits`).
+        public static let outOfBounds = Code(rawValue: "out_of_bounds")
+        /// The message is larger than the configured limit.
+        public static let tooLarge = Code(rawValue: "too_large")
+        /// The broker delivered the message more often than the worker's limit, each time unsettled.
+        public static let redelivered = Code(rawValue: "redelivered")
+        /// A dependency kept failing (the database answered, but the work failed again and again).
+        public static let failedRepeatedly = Code(rawValue: "failed_repeatedly")
         /// APNs rejected the job as a whole (bad topic, credentials, payload).
         public static let rejectedByAPNs = Code(rawValue: "rejected_by_apns")
 

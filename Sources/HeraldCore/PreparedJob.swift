@@ -139,10 +139,11 @@ extension PreparedJob {
     public static func prepare(_ job: Job, makeID: () -> String) throws(JobError) -> PreparedJob {
         guard !job.app.isEmpty else { throw JobError(.malformed, "app is empty") }
         if let id = job.id {
-            guard !id.isEmpty, id.utf8.count <= 128 else {
-                throw JobError(.malformed, "id must be 1 to 128 characters")
+            guard !id.isEmpty, id.utf8.count <= JobLimits.idBytes else {
+                throw JobError(.malformed, "id must be 1 to \(JobLimits.idBytes) characters")
             }
         }
+        try JobLimits.check(job)
 
         var invalid = 0
         let audience: Audience
@@ -189,9 +190,6 @@ extension PreparedJob {
                 throw JobError(.malformed, "send_at is not an RFC 3339 date-time")
             }
             sendAt = millis
-        }
-        if let rate = job.throttlePerSecond, rate < 1 {
-            throw JobError(.malformed, "throttle_per_second must be at least 1")
         }
 
         let template = try NotificationTemplate(job.notification)
@@ -268,8 +266,8 @@ extension NotificationTemplate {
             localizations[key] = alert
         }
         // Apple's rules are checked on a request with a placeholder token: only the token check depends on it.
-        // Every variant is checked at its largest (a six-digit badge), so no device's payload is over the limit.
-        let largestBadge: Int? = badgeIncrement == nil ? nil : 999_999
+        // Every variant is checked at its largest (the largest badge the counter holds), so no device's payload is over the limit.
+        let largestBadge: Int? = badgeIncrement == nil ? nil : Int(JobLimits.integerColumn.upperBound)
         do {
             try request(to: DeviceToken(trustedHex: "00"), bundleID: "app").validate()
             for variant in [nil] + localizations.keys.sorted().map(Optional.some) {

@@ -2,6 +2,7 @@ import APNSCore
 import HeraldCore
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// What a worker learns when it picks up a batch.
 public enum BatchStart: Sendable, Hashable {
@@ -69,6 +70,9 @@ public enum SmallJobClaim<Value: Sendable>: Sendable {
     case delivered(Value)
     /// The claim could not be made (nothing was delivered or written): take the jobs one by one.
     case notClaimed(StoreError)
+    /// `deliver` ran (its notifications are out), but its rows were not written: the write or the commit failed
+    /// and the transaction rolled back. Write them with `writeSmallJobs` rather than deliver again.
+    case deliveredNotWritten(Value, [SmallJobRow], StoreError)
 }
 
 extension Store {
@@ -88,38 +92,54 @@ extension Store {
     /// claim that fails is `.notClaimed`. Never retried here: `deliver` has sent.
     public func claimSmallJobs<Value: Sendable>(
         _ ids: [String],
-        deliver: (Set<String>) async throws -> (Value, [SmallJobRow])
+        deliver: @escaping @Sendable (Set<String>) async throws -> (Value, [SmallJobRow])
     ) async throws -> SmallJobClaim<Value> {
-        var claimFailure: StoreError?
+        let progress = ClaimProgress<Value>()
+        let (client, logger) = (self.client, self.logger)
         do {
-            let value = try await client.withTransaction(logger: logger) { connection in
-                let claimed: Set<String>
-                do {
-                    claimed = try await Self.claim(ids, on: connection, logger: logger)
-                } catch {
-                    claimFailure = Self.storeError(error, what: "claiming small jobs")
-                    throw error
+            let value = try await abandoningIfStalled("claiming small jobs") {
+                try await client.withTransaction(logger: logger) { connection in
+                    let claimed: Set<String>
+                    do {
+                        claimed = try await Self.claim(ids, on: connection, logger: logger)
+                    } catch {
+                        progress.update { $0.claimFailure = Self.storeError(error, what: "claiming small jobs") }
+                        throw error
+                    }
+                    progress.update { $0.sending = true }
+                    let (value, rows) = try await deliver(claimed)
+                    progress.update { $0.delivered = (value, rows) }
+                    guard !rows.isEmpty else { return value }
+                    do {
+                        for try await _ in try await connection.execute(WriteSmallJobs(rows), logger: logger) {}
+                    } catch {
+                        throw Self.storeError(error, what: "writing small jobs")
+                    }
+                    return value
                 }
-                let (value, rows) = try await deliver(claimed)
-                guard !rows.isEmpty else { return value }
-                do {
-                    for try await _ in try await connection.execute(WriteSmallJobs(rows), logger: logger) {}
-                } catch {
-                    throw Self.storeError(error, what: "writing small jobs")
-                }
-                return value
             }
             return .delivered(value)
         } catch {
-            if let claimFailure { return .notClaimed(claimFailure) }
-            if let transaction = error as? PostgresTransactionError {
-                if let failure = transaction.closureError { throw failure }
-                if let failure = transaction.beginError {
-                    return .notClaimed(Self.storeError(failure, what: "claiming small jobs"))
-                }
-                if let failure = transaction.commitError { throw Self.storeError(failure, what: "writing small jobs") }
+            let state = progress.state
+            if let claimFailure = state.claimFailure { return .notClaimed(claimFailure) }
+            if let (value, rows) = state.delivered {
+                return .deliveredNotWritten(value, rows, Self.storeError(error, what: "writing small jobs"))
+            }
+            // Lost before anything was sent (the transaction could not begin, or stalled in the claim).
+            guard state.sending else { return .notClaimed(Self.storeError(error, what: "claiming small jobs")) }
+            if let transaction = error as? PostgresTransactionError, let failure = transaction.closureError {
+                throw failure
             }
             throw error
+        }
+    }
+
+    /// Writes small jobs' rows outside a claim: for a group that was sent but whose claim could not write them.
+    /// A row whose job another delivery wrote meanwhile is left as that one wrote it.
+    public func writeSmallJobs(_ rows: [SmallJobRow]) async throws(StoreError) {
+        guard !rows.isEmpty else { return }
+        try await run("writing small jobs") {
+            for try await _ in try await client.execute(WriteSmallJobs(rows), logger: logger) {}
         }
     }
 
@@ -566,4 +586,19 @@ private struct CompleteSmallJobs: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode((String, String).self) }
+}
+
+/// How far a claim of small jobs got, for what to do when it fails.
+private final class ClaimProgress<Value: Sendable>: Sendable {
+    struct State {
+        var claimFailure: StoreError?
+        var sending = false
+        var delivered: (Value, [SmallJobRow])?
+    }
+
+    private let mutex = Mutex(State())
+
+    var state: State { mutex.withLock { $0 } }
+
+    func update(_ change: (inout State) -> Void) { mutex.withLock { change(&$0) } }
 }

@@ -189,7 +189,9 @@ extension Store {
               AND (\(users)::text[] IS NULL OR user_id = ANY(\(users)))
               AND (\(locales)::text[] IS NULL OR EXISTS (
                     SELECT 1 FROM unnest(\(locales)::text[]) AS f(tag)
-                    WHERE lower(replace(locale, '_', '-')) = f.tag OR lower(replace(locale, '_', '-')) LIKE f.tag || '-%'))
+                    WHERE lower(replace(locale, '_', '-')) = f.tag
+                       OR lower(replace(locale, '_', '-'))
+                          LIKE replace(replace(replace(f.tag, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '-%'))
             ORDER BY token LIMIT \(limit)
             """
     }

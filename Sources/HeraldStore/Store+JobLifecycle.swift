@@ -62,7 +62,7 @@ extension Store {
     /// - Returns: how many jobs were released.
     public func releaseDueJobs(
         limit: Int,
-        _ release: @Sendable ([(id: String, spec: String)]) async throws -> Void
+        _ release: @escaping @Sendable ([(id: String, spec: String)]) async throws -> Void
     ) async throws(StoreError) -> Int {
         try await run("releasing due jobs") {
             try await client.withTransaction(logger: logger) { connection in

@@ -16,10 +16,10 @@ public struct Store: Sendable {
 
     /// Runs `body`, turning any PostgreSQL error into a `StoreError` that is safe to log.
     @discardableResult
-    func run<T>(
+    func run<T: Sendable>(
         _ what: String,
         code: StoreError.Code = .queryFailed,
-        _ body: () async throws -> T
+        _ body: @escaping @Sendable () async throws -> T
     ) async throws(StoreError) -> T {
         do {
             // A transaction PostgreSQL aborted for a deadlock or a serialization failure did nothing: run it again
@@ -27,7 +27,7 @@ public struct Store: Sendable {
             var attempt = 1
             while true {
                 do {
-                    return try await body()
+                    return try await abandoningIfStalled(what, body)
                 } catch  where attempt < 4 && Self.isTransientConflict(error) {
                     logger.debug("transaction conflict, retrying", metadata: ["operation": "\(what)"])
                     attempt += 1
@@ -43,12 +43,37 @@ extension Store {
     /// `error` as a `StoreError` that is safe to log: PostgreSQL's message and SQLSTATE, never bound values.
     static func storeError(_ error: any Error, what: String, code: StoreError.Code = .queryFailed) -> StoreError {
         if let error = error as? StoreError { return error }
-        if let error = error as? PSQLError {
-            let server = error.serverInfo?[.message].map { ": \($0)" } ?? ""
-            let state = error.serverInfo?[.sqlState].map { " [\($0)]" } ?? ""
-            return StoreError(code, "\(what) failed\(server)\(state)", underlying: error)
+        if let transaction = error as? PostgresTransactionError {
+            // The first failure is the cause; a rollback error after it says nothing more.
+            if let cause = transaction.beginError ?? transaction.closureError ?? transaction.commitError {
+                return storeError(cause, what: what, code: code)
+            }
         }
-        return StoreError(code, "\(what) failed", underlying: error)
+        if let error = error as? PSQLError {
+            let sqlState = error.serverInfo?[.sqlState]
+            let server = error.serverInfo?[.message].map { ": \($0)" } ?? ""
+            var stored = StoreError(
+                code, "\(what) failed\(server)\(sqlState.map { " [\($0)]" } ?? "")", underlying: error)
+            stored.sqlState = sqlState
+            stored.isTransient = sqlState.map(StoreError.isTransient(sqlState:)) ?? isTransient(clientError: error)
+            return stored
+        }
+        var stored = StoreError(code, "\(what) failed", underlying: error)
+        // A row that does not decode as its type, or a value that cannot be bound, fails the same way again.
+        stored.isTransient = !(error is DecodingError || error is EncodingError || error is PostgresDecodingError)
+        return stored
+    }
+
+    /// A failure with no answer from the server: the connection (lost, refused, closed, the pool shutting down) can
+    /// come back; a statement with too many parameters or a message that does not decode cannot.
+    private static func isTransient(clientError error: PSQLError) -> Bool {
+        switch error.code {
+        case .tooManyParameters, .messageDecodingFailure, .unexpectedBackendMessage, .invalidCommandTag,
+            .unsupportedAuthMechanism, .authMechanismRequiresPassword:
+            return false
+        default:
+            return true
+        }
     }
 
     /// Deadlock (40P01) or serialization failure (40001), directly or inside a failed transaction.

@@ -12,6 +12,14 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 
     public var code: Code
     public var message: String
+    /// PostgreSQL's SQLSTATE, when the server answered with an error.
+    public var sqlState: String?
+    /// Whether the same statement may succeed later: false only when the values it carried are at fault (a data
+    /// exception, a constraint violation, a function that raised), which fails the same way every time and is the
+    /// message's fault; true when the database is unreachable, shutting down, out of resources or in conflict,
+    /// and also when it is misconfigured (authentication, a missing table or permission): that is an outage of
+    /// the deployment, not something to park messages for.
+    public var isTransient: Bool = true
     /// The underlying error's type, not its text: PostgresNIO's errors can quote bound values.
     public var underlying: (any Error)?
     public var file: String
@@ -31,6 +39,13 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         var text = "\(code): \(message)"
         if let underlying { text += " (\(Self.summary(of: underlying)))" }
         return text
+    }
+
+    /// Whether a SQLSTATE leaves the same statement a chance: every class but 22 (data exception: a value out of
+    /// range, a date that does not exist, text PostgreSQL cannot store), 23 (integrity constraint violation) and
+    /// P0 (raised by a PL/pgSQL function).
+    public static func isTransient(sqlState: String) -> Bool {
+        !["22", "23", "P0"].contains(String(sqlState.prefix(2)))
     }
 
     /// A one-line summary of a cause that cannot leak bound values: PSQLError's server message and SQLSTATE only.

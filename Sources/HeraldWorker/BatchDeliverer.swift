@@ -86,17 +86,32 @@ struct BatchDeliverer: Sendable {
         let requests = makeRequests(for: devices, job: job, bundleID: app.topic, badges: badges)
         let results = try await send(requests, job: job, client: client, throttle: throttle, publishedAt: publishedAt)
 
-        var tally: [Tally: Int] = [:]
-        let (retryKey, jobFailure) = try await settle(results, batch: batch, into: &writeBack, tally: &tally)
-        record(tally)
-        if let jobFailure {
-            // Failed first, so that completing its last batch cannot mark the job done.
-            let stopped = try await stopJob(job, reason: "APNs rejected the job: \(jobFailure)", batch: nil)
-            _ = try await finish(batch, writeBack: writeBack, retry: nil)
-            return stopped ? .completed(jobFinished: .failed) : .completed(jobFinished: nil)
+        // The notifications are out: from here each write is held through an outage and tried again alone, and a
+        // failure that remains is `SentButNotSettled`, so nothing retries the batch from the start (sending again).
+        do {
+            var tally: [Tally: Int] = [:]
+            let (retryKey, jobFailure) = try await settle(results, batch: batch, into: &writeBack, tally: &tally)
+            record(tally)
+            if let jobFailure {
+                // Failed first, so that completing its last batch cannot mark the job done.
+                let stopped = try await outages.untilDone("stopping a job") {
+                    try await stopJob(job, reason: "APNs rejected the job: \(jobFailure)", batch: nil)
+                }
+                _ = try await outages.untilDone("completing a batch") {
+                    try await finish(batch, writeBack: writeBack, retry: nil)
+                }
+                return stopped ? .completed(jobFinished: .failed) : .completed(jobFinished: nil)
+            }
+            return try await outages.untilDone("completing a batch") {
+                try await finish(batch, writeBack: writeBack, retry: retryKey)
+            }
+        } catch {
+            throw SentButNotSettled(underlying: error)
         }
-        return try await finish(batch, writeBack: writeBack, retry: retryKey)
     }
+
+    /// Holds writes through an outage of the database.
+    var outages: OutageWaiter { OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled) }
 
     /// Turns a batch's send results into its write-back, sends the transient failures to the next retry queue (or
     /// parks them), and adds the outcomes to `tally`. Returns the retry batch's key, and the reason if APNs rejected the job
@@ -616,12 +631,12 @@ struct BatchDeliverer: Sendable {
             var properties = AMQPProperties(contentType: "application/json", messageID: "\(retry.key)")
             properties.headers[ParkingHeader.attempts] = .int(Int64(batch.attempt))
             properties.headers[ParkingHeader.reason] = .string(reasons)
-            try await publisher.publish(
-                Array(try JSONEncoder().encode(retry)),
-                routingKey: topology.retryQueue(after: batch.attempt),
-                properties: properties,
-                mandatory: true
-            )
+            let body = Array(try JSONEncoder().encode(retry))
+            try await outages.untilDone("publishing a retry batch") {
+                try await publisher.publish(
+                    body, routingKey: topology.retryQueue(after: batch.attempt), properties: properties, mandatory: true
+                )
+            }
             writeBack.retried += transient.count
             metrics.retriesQueued.increment(by: transient.count)
             metrics.record(outcome: "retried", reason: "transient", count: transient.count)
@@ -629,13 +644,16 @@ struct BatchDeliverer: Sendable {
         }
         let parked = BatchMessage(
             job: batch.job, seq: batch.seq, attempt: batch.attempt, tokens: transient.map(\.0.hex))
-        try await Parking(publisher: publisher, topology: topology).park(
-            Array(try JSONEncoder().encode(parked)),
-            properties: AMQPProperties(contentType: "application/json", messageID: "\(parked.key)"),
-            reason: "transient failures after \(batch.attempt) attempts: \(reasons)",
-            attempts: batch.attempt,
-            origin: topology.batches
-        )
+        let body = Array(try JSONEncoder().encode(parked))
+        try await outages.untilDone("parking a batch's devices") {
+            try await Parking(publisher: publisher, topology: topology).park(
+                body,
+                properties: AMQPProperties(contentType: "application/json", messageID: "\(parked.key)"),
+                reason: "transient failures after \(batch.attempt) attempts: \(reasons)",
+                attempts: batch.attempt,
+                origin: topology.batches
+            )
+        }
         metrics.devicesParked.increment(by: transient.count)
         for (token, reason) in transient {
             writeBack.failures.append(

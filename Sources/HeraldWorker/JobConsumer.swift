@@ -17,6 +17,9 @@ struct JobConsumer: Sendable {
     let logger: Logger
     /// Small jobs waiting to be delivered in groups.
     let smallJobs: SmallJobQueue
+    /// Holds work through outages of the database.
+    var outages: OutageWaiter { OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled) }
+    var intake: Intake { Intake(configuration: configuration) }
 
     /// Decodes and checks a delivery on the consumer's loop and returns what is left to do in a task of its own:
     /// parking it, registering it, or — for the first small job while no group is under way — delivering groups
@@ -33,12 +36,9 @@ struct JobConsumer: Sendable {
         }
 
         let job: PreparedJob
-        var idGiven = true
+        let idGiven: Bool
         do {
-            job = try PreparedJob.decode(delivery.body) {
-                idGiven = false
-                return UUID().uuidString.lowercased()
-            }
+            (job, idGiven) = try intake.job(delivery)
         } catch {
             let log = logger
             return { await park(delivery, jobID: nil, reason: error.description, consumer: consumer, logger: log) }
@@ -97,43 +97,68 @@ struct JobConsumer: Sendable {
     /// Registers and plans one job (delivering it here if it fits in one batch).
     private func process(_ item: SmallJobQueue.Item, consumer: AMQPConsumer, logger: Logger) async {
         let (delivery, job) = (item.delivery, item.job)
+        let event: JobEvent?
         do {
-            let event: JobEvent?
-            switch try await store.register(job, spec: item.spec, publishedAt: item.publishedAt) {
-            case .scheduled:
-                logger.info("job scheduled")
-                event = .scheduled(id: job.id)
-            case .duplicate(let state):
-                logger.info("job already finished, not sent again", metadata: ["state": "\(state.rawValue)"])
-                event = .duplicate(id: job.id, state: state)
-            case .plan(let cursor, let nextSeq, let planned):
-                let finished = try await planner.plan(
-                    job, cursor: cursor, nextSeq: nextSeq, planned: planned, redelivered: delivery.redelivered)
-                if let finished {
+            // Held through a database outage; the job id makes a second try resume rather than repeat (a batch
+            // that was sent is settled by the deliverer, which never sends it again: `SentButNotSettled`).
+            event = try await outages.untilDone("planning a job") {
+                switch try await store.register(job, spec: item.spec, publishedAt: item.publishedAt) {
+                case .scheduled:
+                    logger.info("job scheduled")
+                    return .scheduled(id: job.id)
+                case .duplicate(let state):
+                    logger.info("job already finished, not sent again", metadata: ["state": "\(state.rawValue)"])
+                    return .duplicate(id: job.id, state: state)
+                case .plan(let cursor, let nextSeq, let planned):
+                    let finished = try await planner.plan(
+                        job, cursor: cursor, nextSeq: nextSeq, planned: planned, redelivered: delivery.redelivered)
+                    guard let finished else { return nil }
                     logger.info("job finished", metadata: ["state": "\(finished.rawValue)"])
-                    event = .finished(id: job.id, state: finished)
-                } else {
-                    event = nil
+                    return .finished(id: job.id, state: finished)
                 }
             }
-            try await consumer.ack(delivery)
-            if let event { configuration.onJobHandled?(event) }
         } catch {
-            // The outcome could not be recorded (database or broker trouble): hand the message back so nothing is
-            // lost; the job id makes its redelivery resume rather than repeat.
-            logger.error("job could not be planned, requeueing", metadata: ["error": "\(error)"])
-            try? await Task.sleep(for: .seconds(1))
-            try? await consumer.nack(delivery, requeue: true)
+            await fail(delivery, job: job, error: error, consumer: consumer, logger: logger)
+            return
         }
+        // An ack that fails means the channel is gone: the broker hands the message out again, and the job id
+        // makes that a duplicate.
+        guard (try? await consumer.ack(delivery)) != nil else { return }
+        if let event { configuration.onJobHandled?(event) }
+    }
+
+    /// The one way a job message that failed ends: handed back to the queue only if the worker is shutting down
+    /// in the middle of a transient failure (another worker takes it up); otherwise parked with the reason, and
+    /// for a failure that is the job's own (its values are refused) the job is marked failed with it.
+    func fail(_ delivery: AMQPDelivery, job: PreparedJob?, error: any Error, consumer: AMQPConsumer, logger: Logger)
+        async
+    {
+        if FailureKind.handBack(error) {
+            logger.notice("shutting down, handing the job back", metadata: ["error": "\(error)"])
+            try? await consumer.nack(delivery, requeue: true)
+            return
+        }
+        let reason: String
+        if FailureKind(error) == .permanent {
+            reason = "\(error)"
+            if let job { try? await store.failJob(id: job.id, reason: reason) }
+        } else {
+            reason = "\(JobError.Code.failedRepeatedly): \(error)"
+        }
+        await park(delivery, jobID: job?.id, reason: reason, consumer: consumer, logger: logger)
     }
 
     /// Delivers a group of small jobs: claims the new ones, sends them all and writes each one's row once, in one
     /// transaction (`Store.claimSmallJobs`); finishes the exceptions; then acknowledges each. Ids that exist
     /// already take the one-by-one path, after the group.
+    ///
+    /// Once the group was sent, nothing sends it again: rows the claim's transaction could not write are written
+    /// afterwards (held through an outage), and what still fails is parked with its reason.
     private func deliver(_ group: [SmallJobQueue.Item], consumer: AMQPConsumer) async {
         var rest: [SmallJobQueue.Item] = []
+        let claim: SmallJobClaim<SentGroup>
         do {
-            let claim = try await store.claimSmallJobs(group.map(\.job.id)) { claimed in
+            claim = try await store.claimSmallJobs(group.map(\.job.id)) { claimed in
                 // A claimed id is delivered here once; a second message with the same id waits for the one-by-one
                 // path.
                 var fast: [SmallJobQueue.Item] = []
@@ -146,37 +171,38 @@ struct JobConsumer: Sendable {
                         others.append(item)
                     }
                 }
-                guard !fast.isEmpty else { return ((fast, others, BatchDeliverer.SentSmallJobs()), []) }
+                guard !fast.isEmpty else { return (SentGroup(fast: fast, others: others), []) }
                 let sent = try await deliverer.sendSmallJobs(fast)
-                return ((fast, others, sent), sent.rows)
-            }
-            switch claim {
-            case .notClaimed(let error):
-                // Whatever went wrong, one by one each job fails (and is handed back) alone.
-                logger.warning(
-                    "a group of small jobs could not be claimed, taking them one by one",
-                    metadata: ["error": "\(error)"])
-                rest = group
-            case .delivered(let (fast, others, sent)):
-                rest = others
-                let outcomes = try await deliverer.finishSmallJobs(sent)
-                try? await consumer.ack(fast.lazy.map(\.delivery))
-                if let onJobHandled = configuration.onJobHandled {
-                    for item in fast {
-                        if case .completed(let finished?) = outcomes[item.job.id] {
-                            onJobHandled(.finished(id: item.job.id, state: finished))
-                        }
-                    }
-                }
+                return (SentGroup(fast: fast, others: others, sent: sent), sent.rows)
             }
         } catch {
-            // Nothing of the group is acknowledged: it comes back redelivered, and what was written resumes.
-            logger.error(
-                "a group of small jobs could not be delivered, requeueing",
-                metadata: ["jobs": "\(group.count)", "error": "\(error)"])
-            try? await Task.sleep(for: .seconds(1))
-            for item in group { try? await consumer.nack(item.delivery, requeue: true) }
+            // Sending failed part-way (a retry batch could not be published): what was sent is not sent again.
+            for item in group {
+                await fail(
+                    item.delivery, job: item.job, error: SentButNotSettled(underlying: error), consumer: consumer,
+                    logger: logger)
+            }
             return
+        }
+        switch claim {
+        case .notClaimed(let error):
+            // Whatever went wrong, one by one each job fails (and is held through an outage) alone.
+            logger.warning(
+                "a group of small jobs could not be claimed, taking them one by one", metadata: ["error": "\(error)"])
+            rest = group
+        case .delivered(let group):
+            rest = group.others
+            await settle(group, consumer: consumer)
+        case .deliveredNotWritten(let group, let rows, let error):
+            rest = group.others
+            logger.warning(
+                "a sent group's rows were not written, writing them again", metadata: ["error": "\(error)"])
+            let parked = await writeAlone(rows, of: group.fast, consumer: consumer)
+            var written = group
+            written.fast.removeAll { parked.contains($0.job.id) }
+            written.sent.rows.removeAll { parked.contains($0.id) }
+            written.sent.continuing.removeAll { parked.contains($0.key.job) }
+            await settle(written, consumer: consumer)
         }
         // Duplicates, ids the API enqueued and redeliveries: the one-by-one path knows about each.
         await withDiscardingTaskGroup { tasks in
@@ -190,21 +216,84 @@ struct JobConsumer: Sendable {
         }
     }
 
+    /// A claimed group: the jobs it sent, those left to the one-by-one path, and what was sent.
+    struct SentGroup: Sendable {
+        var fast: [SmallJobQueue.Item]
+        var others: [SmallJobQueue.Item]
+        var sent = BatchDeliverer.SentSmallJobs()
+    }
+
+    /// Writes the rows of a sent group outside its claim (the claim's transaction rolled back): all in one
+    /// statement, held through an outage; if that fails for good, row by row, so that only the job whose row is
+    /// refused is parked. Returns the ids parked.
+    private func writeAlone(_ rows: [SmallJobRow], of items: [SmallJobQueue.Item], consumer: AMQPConsumer) async
+        -> Set<String>
+    {
+        do {
+            try await outages.untilDone("writing a sent group") { try await store.writeSmallJobs(rows) }
+            return []
+        } catch {
+            logger.warning("writing the group's rows one by one", metadata: ["error": "\(error)"])
+        }
+        var parked = Set<String>()
+        for row in rows {
+            do {
+                try await outages.untilDone("writing a sent job") { try await store.writeSmallJobs([row]) }
+            } catch {
+                parked.insert(row.id)
+                for item in items where item.job.id == row.id {
+                    await fail(
+                        item.delivery, job: item.job, error: SentButNotSettled(underlying: error), consumer: consumer,
+                        logger: logger)
+                }
+            }
+        }
+        return parked
+    }
+
+    /// Finishes a sent group whose rows are written (dead tokens, failures, retries, stops) and acknowledges it.
+    private func settle(_ group: SentGroup, consumer: AMQPConsumer) async {
+        let outcomes: [String: BatchDeliverer.Outcome]
+        do {
+            outcomes = try await outages.untilDone("finishing a group of small jobs") {
+                try await deliverer.finishSmallJobs(group.sent)
+            }
+        } catch {
+            for item in group.fast {
+                await fail(
+                    item.delivery, job: item.job, error: SentButNotSettled(underlying: error), consumer: consumer,
+                    logger: logger)
+            }
+            return
+        }
+        try? await consumer.ack(group.fast.lazy.map(\.delivery))
+        if let onJobHandled = configuration.onJobHandled {
+            for item in group.fast {
+                if case .completed(let finished?) = outcomes[item.job.id] {
+                    onJobHandled(.finished(id: item.job.id, state: finished))
+                }
+            }
+        }
+    }
+
     func park(_ delivery: AMQPDelivery, jobID: String?, reason: String, consumer: AMQPConsumer, logger: Logger) async {
         logger.warning("job parked", metadata: ["reason": "\(reason)"])
         metrics.jobsParked.increment()
         do {
-            try await parking.park(
-                delivery.body,
-                properties: delivery.properties,
-                reason: reason,
-                attempts: 1,
-                origin: configuration.topology.jobs
-            )
+            try await outages.untilDone("parking a job") {
+                try await parking.park(
+                    delivery.body,
+                    properties: delivery.properties,
+                    reason: reason,
+                    attempts: 1,
+                    origin: configuration.topology.jobs
+                )
+            }
             try await consumer.ack(delivery)
             configuration.onJobHandled?(.parked(id: jobID, reason: reason))
         } catch {
-            logger.error("parking failed, requeueing", metadata: ["error": "\(error)"])
+            // The broker is out of reach: the message comes back to a worker when it is reachable again.
+            logger.error("parking failed, handing the job back", metadata: ["error": "\(error)"])
             try? await consumer.nack(delivery, requeue: true)
         }
     }
@@ -218,42 +307,56 @@ struct BatchConsumer: Sendable {
     let metrics: WorkerMetrics
     let logger: Logger
 
+    var outages: OutageWaiter { deliverer.outages }
+
     func handle(_ delivery: AMQPDelivery, consumer: AMQPConsumer) async {
         let batch: BatchMessage
         do {
-            batch = try JSONDecoder().decode(BatchMessage.self, from: Data(delivery.body))
+            batch = try Intake(configuration: configuration).batch(delivery)
         } catch {
-            await park(delivery, reason: "malformed: not a batch message", consumer: consumer)
+            await park(delivery, reason: error.description, consumer: consumer)
             return
         }
         metrics.inFlightBatches.increment(by: 1)
         defer { metrics.inFlightBatches.decrement(by: 1) }
+        let outcome: BatchDeliverer.Outcome
         do {
-            let outcome = try await deliverer.deliver(batch)
-            try await consumer.ack(delivery)
-            switch outcome {
-            case .completed(let finished):
-                configuration.onJobHandled?(.batchCompleted(batch.key))
-                if let finished { configuration.onJobHandled?(.finished(id: batch.job, state: finished)) }
-            case .alreadyDone, .skipped:
-                break
-            case .unknownJob:
-                logger.warning("batch of an unknown job dropped", metadata: ["batch": "\(batch.key)"])
-            }
+            // Held through a database outage until it is delivered; a failure after the send is not retried here
+            // (`SentButNotSettled`): the deliverer already held its writes as long as it could.
+            outcome = try await outages.untilDone("delivering a batch") { try await deliverer.deliver(batch) }
         } catch {
-            logger.error(
-                "batch could not be completed, requeueing", metadata: ["batch": "\(batch.key)", "error": "\(error)"])
-            try? await Task.sleep(for: .seconds(1))
-            try? await consumer.nack(delivery, requeue: true)
+            if FailureKind.handBack(error) {
+                logger.notice("shutting down, handing the batch back", metadata: ["batch": "\(batch.key)"])
+                try? await consumer.nack(delivery, requeue: true)
+                return
+            }
+            logger.error("batch could not be completed", metadata: ["batch": "\(batch.key)", "error": "\(error)"])
+            let reason = FailureKind(error) == .permanent ? "\(error)" : "\(JobError.Code.failedRepeatedly): \(error)"
+            await park(delivery, reason: reason, consumer: consumer)
+            return
+        }
+        guard (try? await consumer.ack(delivery)) != nil else { return }
+        switch outcome {
+        case .completed(let finished):
+            configuration.onJobHandled?(.batchCompleted(batch.key))
+            if let finished { configuration.onJobHandled?(.finished(id: batch.job, state: finished)) }
+        case .alreadyDone, .skipped:
+            break
+        case .unknownJob:
+            logger.warning("batch of an unknown job dropped", metadata: ["batch": "\(batch.key)"])
         }
     }
 
     private func park(_ delivery: AMQPDelivery, reason: String, consumer: AMQPConsumer) async {
+        logger.warning("batch parked", metadata: ["reason": "\(reason)"])
         do {
-            try await parking.park(
-                delivery.body, properties: delivery.properties, reason: reason, attempts: 1,
-                origin: configuration.topology.batches)
+            try await outages.untilDone("parking a batch") {
+                try await parking.park(
+                    delivery.body, properties: delivery.properties, reason: reason, attempts: 1,
+                    origin: configuration.topology.batches)
+            }
             try await consumer.ack(delivery)
+            configuration.onJobHandled?(.parked(id: nil, reason: reason))
         } catch {
             try? await consumer.nack(delivery, requeue: true)
         }

@@ -62,7 +62,7 @@ struct Planner: Sendable {
             let batch = BatchMessage(job: job.id, seq: seq, attempt: 1, tokens: slice.map(\.hex))
             try await publish(batch)
             index += slice.count
-            guard try await store.recordPlanned(batch.key, cursor: String(index)) else { return }
+            guard try await recordPlanned(batch.key, cursor: String(index)) else { return }
             seq += 1
         }
     }
@@ -85,13 +85,21 @@ struct Planner: Sendable {
             guard let last = page.last else { return }
             let batch = BatchMessage(job: job.id, seq: seq, attempt: 1, after: cursor, through: last)
             try await publish(batch)
-            guard try await store.recordPlanned(batch.key, cursor: last) else {
+            guard try await recordPlanned(batch.key, cursor: last) else {
                 logger.info("planning stopped: job no longer running", metadata: ["job": "\(job.id)"])
                 return
             }
             cursor = last
             seq += 1
             if page.count < size { return }
+        }
+    }
+
+    /// Moves the cursor past a batch just published, held through an outage: planning again from the old cursor
+    /// would publish the batch a second time, and two copies in flight at once could both be sent.
+    private func recordPlanned(_ key: BatchKey, cursor: String) async throws -> Bool {
+        try await deliverer.outages.untilDone("recording a planned batch") {
+            try await store.recordPlanned(key, cursor: cursor)
         }
     }
 

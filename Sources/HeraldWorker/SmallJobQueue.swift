@@ -24,7 +24,7 @@ final class SmallJobQueue: Sendable {
             self.delivery = delivery
             self.job = job
             self.spec = spec
-            self.publishedAt = delivery.properties.timestamp.map { $0 * 1000 }
+            self.publishedAt = Intake.publishedAt(delivery.properties)
         }
 
         /// The job's listed tokens.

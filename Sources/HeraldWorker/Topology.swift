@@ -62,7 +62,13 @@ public struct Topology: Sendable, Hashable {
     public var workQueueArguments: AMQPTable {
         switch queueType {
         case .classic: return [:]
-        case .quorum: return ["x-queue-type": .string("quorum"), "x-delivery-limit": .int(Int64(deliveryLimit))]
+        case .quorum:
+            // A message past the delivery limit is dead-lettered to the parking queue, never dropped. The worker
+            // parks such a message itself first (`maximumDeliveries`, with its reason); this is the backstop.
+            return [
+                "x-queue-type": .string("quorum"), "x-delivery-limit": .int(Int64(deliveryLimit)),
+                "x-dead-letter-exchange": .string(""), "x-dead-letter-routing-key": .string(parked),
+            ]
         }
     }
 

@@ -36,6 +36,12 @@ public struct WorkerConfiguration: Sendable {
     public var connectionsPerApp: Int = 2
     /// How long one APNs request may take before it fails with a timeout.
     public var requestTimeout: Duration = .seconds(10)
+    /// The largest message body a worker reads; a larger job or batch message is parked unread.
+    public var maximumMessageBytes: Int = 1 << 20
+    /// Deliveries of one message the broker may count (`x-delivery-count`, quorum queues) before the worker parks
+    /// it instead of handling it again: each ended unsettled, so the worker holding it stopped or died. Below the
+    /// queues' own `x-delivery-limit`, so the worker parks it (with the reason) before the broker dead-letters it.
+    public var maximumDeliveries: Int = 10
     /// Brief in-process retries of transient failures before a batch's failures go to the retry queues.
     public var retryPolicy: RetryPolicy = .init(
         maximumAttempts: 2, baseDelay: .milliseconds(100), maximumDelay: .seconds(1))
@@ -70,4 +76,7 @@ public enum JobEvent: Sendable, Hashable {
     case duplicate(id: String, state: JobState)
     /// Parked with a reason; the job id if the message was a job at all.
     case parked(id: String?, reason: String)
+    /// A message is held while the database is unreachable: one event per wait (numbered from 1 for each
+    /// operation held), before trying again.
+    case waitingForDatabase(operation: String, wait: Int)
 }

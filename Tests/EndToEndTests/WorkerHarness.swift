@@ -23,7 +23,11 @@ final class WorkerHarness: Sendable {
     let topology: Topology
     let publisher: AMQPConnection
     let events = EventCollector<JobEvent>()
-    let logger = Logger(label: "e2e")
+    let logger: Logger = {
+        var logger = Logger(label: "e2e")
+        if ProcessInfo.processInfo.environment["HERALD_TEST_DEBUG"] != nil { logger.logLevel = .debug }
+        return logger
+    }()
 
     private init(
         store: Store, database: DatabaseConfiguration, simulator: APNSSimulator, port: Int, publisher: AMQPConnection,
@@ -41,6 +45,8 @@ final class WorkerHarness: Sendable {
     /// Runs `body` with a harness and cleans up (queues, simulator, database) afterwards.
     static func with(
         retryDelays: [Duration] = [.milliseconds(300), .milliseconds(300), .milliseconds(300)],
+        queueType: Topology.QueueType = .classic,
+        deliveryLimit: Int = 20,
         simulator configure: (inout APNSSimulatorConfiguration) -> Void = { _ in },
         _ body: (WorkerHarness) async throws -> Void
     ) async throws {
@@ -48,7 +54,9 @@ final class WorkerHarness: Sendable {
             let (simulator, port) = try await TestAPNs.startSimulator(configure)
             let publisher = try await AMQPConnection.connect(
                 try AMQPConfiguration(url: TestServices.amqpURL), logger: Logger(label: "e2e"))
-            let topology = Topology(prefix: TestServices.uniqueName("e2e"), retryDelays: retryDelays)
+            let topology = Topology(
+                prefix: TestServices.uniqueName("e2e"), queueType: queueType, retryDelays: retryDelays,
+                deliveryLimit: deliveryLimit)
             try await topology.declare(on: publisher)
             let harness = try WorkerHarness(
                 store: store, database: database, simulator: simulator, port: port, publisher: publisher,
@@ -123,6 +131,18 @@ final class WorkerHarness: Sendable {
             routingKey: topology.jobs,
             properties: AMQPProperties(contentType: "application/json", messageID: job.id)
         )
+    }
+
+    /// Publishes a message body as it is, with `properties`, to the jobs queue (or `queue`), with confirm.
+    func publishRaw(_ body: [UInt8], properties: AMQPProperties = AMQPProperties(), to queue: String? = nil)
+        async throws
+    {
+        try await publisher.publish(body, routingKey: queue ?? topology.jobs, properties: properties)
+    }
+
+    /// The reasons of the messages parked so far (worker events), in order.
+    var parkedReasons: [String] {
+        events.events.compactMap { if case .parked(_, let reason) = $0 { reason } else { nil } }
     }
 
     /// Waits until the job with `id` is finished (by a worker event), returning its final state.

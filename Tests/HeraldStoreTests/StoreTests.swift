@@ -124,12 +124,12 @@ import Testing
     @Test func smallJobsAreClaimedOnlyWhenNewOrEnqueuedAndWrittenOnceWhenSent() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
             let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
-            func job(_ id: String) throws -> PreparedJob {
+            @Sendable func job(_ id: String) throws -> PreparedJob {
                 try PreparedJob.decode(
                     Array(#"{"id":"\#(id)","app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#.utf8)
                 ) { "" }
             }
-            func row(_ id: String, sent: Int?) -> SmallJobRow {
+            @Sendable func row(_ id: String, sent: Int?) -> SmallJobRow {
                 SmallJobRow(
                     id: id, app: "a", spec: spec, publishedAt: 1_700_000_000_000, tokenCount: 1,
                     done: sent.map { sent in

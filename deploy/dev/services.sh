@@ -745,6 +745,8 @@ usage: ${0##*/} COMMAND
   stop-rabbitmq     stop only the broker (data kept)
   start-rabbitmq    start only the broker; returns once AMQP accepts connections
   restart-rabbitmq  stop-rabbitmq then start-rabbitmq
+  stop-postgres     stop only PostgreSQL (data kept; for outage tests)
+  start-postgres    start only PostgreSQL; returns once it accepts connections
   rabbitmqctl ARGS  run rabbitmqctl against our node (e.g. list_users, list_queues)
   psql ARGS         psql as superuser '$PG_SUPERUSER' on our server (database $APP_DB)
 
@@ -771,6 +773,14 @@ main() {
             take_lock
             rmq_stop
             rmq_start
+            ;;
+        stop-postgres)
+            take_lock
+            pg_stop
+            ;;
+        start-postgres)
+            take_lock
+            pg_start
             ;;
         rabbitmqctl)
             shift

@@ -1,0 +1,160 @@
+import Logging
+import PostgresNIO
+import Synchronization
+
+extension Store {
+    /// How often a running statement checks on the database, and how long the database must have answered again
+    /// after an outage before a statement still running is taken for lost.
+    static let stallCheckInterval: Duration = .seconds(5)
+    static let stallGrace: Duration = .seconds(15)
+
+    /// Runs `body`, giving up on it if it outlives an outage: PostgresNIO (1.33) can leave a statement waiting for
+    /// ever when the server closes its connection in the middle of a transaction (seen with a `pg_ctl stop` under
+    /// load). Such a statement would hold its caller, and the message it serves, for ever.
+    ///
+    /// While `body` runs longer than `stallCheckInterval`, the database is pinged at that interval. If a ping
+    /// failed while `body` ran, and pings have answered again for `stallGrace` with `body` still running, `body`
+    /// is abandoned (left to finish or hang on its own) and a transient `StoreError` is thrown, which the worker
+    /// treats like any other lost connection. A statement that runs long without an outage is never abandoned.
+    func abandoningIfStalled<T: Sendable>(
+        _ what: String, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let outcome = StallOutcome<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                outcome.start(continuation)
+                Task {
+                    do { outcome.finish(.success(try await body())) } catch { outcome.finish(.failure(error)) }
+                }
+                let watchdog = Task { [self] in
+                    var outageSeen = false
+                    var answeringSince: ContinuousClock.Instant? = nil
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: Self.stallCheckInterval)
+                        guard !Task.isCancelled, !outcome.isFinished else { return }
+                        guard await databaseAnswers(within: .seconds(1)) else {
+                            outageSeen = true
+                            answeringSince = nil
+                            continue
+                        }
+                        guard outageSeen else { continue }
+                        let since = answeringSince ?? .now
+                        answeringSince = since
+                        if since.duration(to: .now) >= Self.stallGrace {
+                            logger.warning(
+                                "a statement lost with its connection, giving up on it",
+                                metadata: ["operation": "\(what)"])
+                            outcome.finish(
+                                .failure(StoreError(.queryFailed, "\(what) failed: the connection was lost under it")))
+                            return
+                        }
+                    }
+                }
+                outcome.onFinish { watchdog.cancel() }
+            }
+        } onCancel: {
+            outcome.finish(.failure(CancellationError()))
+        }
+    }
+
+    /// Whether the database answers a ping within `timeout` (`DatabaseProbe`).
+    public func databaseAnswers(within timeout: Duration) async -> Bool {
+        await DatabaseProbe.shared(for: self).answers(within: timeout)
+    }
+}
+
+/// The one result of a statement run by `abandoningIfStalled`: the statement's, or the watchdog's, whichever
+/// comes first.
+private final class StallOutcome<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var result: Result<T, any Error>?
+        var onFinish: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    var isFinished: Bool { state.withLock { $0.result != nil } }
+
+    func start(_ continuation: CheckedContinuation<T, any Error>) {
+        let early = state.withLock { state -> Result<T, any Error>? in
+            if let result = state.result { return result }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    func onFinish(_ action: @escaping @Sendable () -> Void) {
+        let finished = state.withLock { state -> Bool in
+            if state.result != nil { return true }
+            state.onFinish = action
+            return false
+        }
+        if finished { action() }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let (continuation, action) = state.withLock {
+            state -> (CheckedContinuation<T, any Error>?, (@Sendable () -> Void)?) in
+            guard state.result == nil else { return (nil, nil) }
+            state.result = result
+            defer { (state.continuation, state.onFinish) = (nil, nil) }
+            return (state.continuation, state.onFinish)
+        }
+        continuation?.resume(with: result)
+        action?()
+    }
+}
+
+/// Pings the database for every caller of a pool at once: a ping started less than a timeout ago is shared, and a
+/// caller stops waiting for it after its timeout without cancelling it. While the server is down the pool keeps a
+/// lease waiting for a connection rather than failing it, so pings are outwaited, and an old one is not waited on
+/// again.
+final class DatabaseProbe: Sendable {
+    private let store: Store
+    private let inFlight = Mutex<(ping: Task<Bool, Never>, started: ContinuousClock.Instant)?>(nil)
+    private static let probes = Mutex<[ObjectIdentifier: DatabaseProbe]>([:])
+
+    private init(store: Store) { self.store = store }
+
+    /// The probe of `store`'s pool.
+    static func shared(for store: Store) -> DatabaseProbe {
+        probes.withLock { probes in
+            let key = ObjectIdentifier(store.client)
+            if let probe = probes[key] { return probe }
+            let probe = DatabaseProbe(store: store)
+            probes[key] = probe
+            return probe
+        }
+    }
+
+    func answers(within timeout: Duration) async -> Bool {
+        let now = ContinuousClock.now
+        let ping = inFlight.withLock { current in
+            if let current, current.started.duration(to: now) < timeout { return current.ping }
+            let client = store.client
+            let logger = store.logger
+            let task = Task { (try? await client.query("SELECT 1", logger: logger)) != nil }
+            current = (task, now)
+            return task
+        }
+        let first = FirstAnswer()
+        return await withCheckedContinuation { continuation in
+            Task { first.give(await ping.value, to: continuation) }
+            Task {
+                try? await Task.sleep(for: timeout)
+                first.give(false, to: continuation)
+            }
+        }
+    }
+
+    /// Resumes a continuation with the first answer given, once.
+    private final class FirstAnswer: Sendable {
+        private let given = Atomic(false)
+
+        func give(_ answer: Bool, to continuation: CheckedContinuation<Bool, Never>) {
+            if !given.exchange(true, ordering: .acquiringAndReleasing) { continuation.resume(returning: answer) }
+        }
+    }
+}
