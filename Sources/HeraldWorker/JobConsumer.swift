@@ -17,6 +17,8 @@ struct JobConsumer: Sendable {
     let logger: Logger
     /// Small jobs waiting to be delivered in groups.
     let smallJobs: SmallJobQueue
+    /// Who is planning which job, across every worker.
+    let claims: PlanningClaims
 
     /// Decodes and checks a delivery on the consumer's loop and returns what is left to do in a task of its own:
     /// parking it, registering it, or — for the first small job while no group is under way — delivering groups
@@ -94,27 +96,24 @@ struct JobConsumer: Sendable {
             && !job.template.variesPerDevice
     }
 
-    /// Registers and plans one job (delivering it here if it fits in one batch).
+    /// Registers and plans one job (delivering it here if it fits in one batch), holding the job's planning claim:
+    /// a copy of a job that a live planner is planning is acknowledged without planning. That planner has not
+    /// acknowledged its own copy, so if it dies, that copy comes back (redelivered) and resumes from the cursor.
     private func process(_ item: SmallJobQueue.Item, consumer: AMQPConsumer, logger: Logger) async {
         let (delivery, job) = (item.delivery, item.job)
         do {
+            // A redelivered copy may be the message of a planner that died a moment ago, whose session PostgreSQL
+            // has not dropped yet: it waits for the claim rather than taking that planner for alive.
+            let wait = delivery.redelivered ? configuration.planningClaimWait : .zero
+            let claimed: JobEvent?? = try await claims.withClaim(on: job.key, wait: wait) {
+                try await registerAndPlan(item, logger: logger)
+            }
             let event: JobEvent?
-            switch try await store.register(job, spec: item.spec, publishedAt: item.publishedAt) {
-            case .scheduled:
-                logger.info("job scheduled")
-                event = .scheduled(id: job.id)
-            case .duplicate(let state):
-                logger.info("job already finished, not sent again", metadata: ["state": "\(state.rawValue)"])
-                event = .duplicate(id: job.id, state: state)
-            case .plan(let cursor, let nextSeq, let planned):
-                let finished = try await planner.plan(
-                    job, cursor: cursor, nextSeq: nextSeq, planned: planned, redelivered: delivery.redelivered)
-                if let finished {
-                    logger.info("job finished", metadata: ["state": "\(finished.rawValue)"])
-                    event = .finished(id: job.id, state: finished)
-                } else {
-                    event = nil
-                }
+            if let claimed {
+                event = claimed
+            } else {
+                logger.info("job is being planned by another worker, not planned again")
+                event = .duplicate(app: job.app, id: job.id, state: .running)
             }
             try await consumer.ack(delivery)
             if let event { configuration.onJobHandled?(event) }
@@ -127,20 +126,40 @@ struct JobConsumer: Sendable {
         }
     }
 
+    /// Registers a job and plans it; the caller holds its planning claim. Returns the event to report, if any.
+    private func registerAndPlan(_ item: SmallJobQueue.Item, logger: Logger) async throws -> JobEvent? {
+        let job = item.job
+        switch try await store.register(job, spec: item.spec, publishedAt: item.publishedAt) {
+        case .scheduled:
+            logger.info("job scheduled")
+            return .scheduled(app: job.app, id: job.id)
+        case .duplicate(let state):
+            logger.info("job already finished, not sent again", metadata: ["state": "\(state.rawValue)"])
+            return .duplicate(app: job.app, id: job.id, state: state)
+        case .plan(let cursor, let nextSeq, let planned):
+            let finished = try await planner.plan(
+                job, cursor: cursor, nextSeq: nextSeq, planned: planned, redelivered: item.delivery.redelivered)
+            guard let finished else { return nil }
+            logger.info("job finished", metadata: ["state": "\(finished.rawValue)"])
+            return .finished(app: job.app, id: job.id, state: finished)
+        }
+    }
+
     /// Delivers a group of small jobs: claims the new ones, sends them all and writes each one's row once, in one
     /// transaction (`Store.claimSmallJobs`); finishes the exceptions; then acknowledges each. Ids that exist
     /// already take the one-by-one path, after the group.
     private func deliver(_ group: [SmallJobQueue.Item], consumer: AMQPConsumer) async {
         var rest: [SmallJobQueue.Item] = []
         do {
-            let claim = try await store.claimSmallJobs(group.map(\.job.id)) { claimed in
-                // A claimed id is delivered here once; a second message with the same id waits for the one-by-one
-                // path.
+            let claim = try await store.claimSmallJobs(group.map(\.job.key)) { claimed in
+                // A claimed job is delivered here once; a second message with the same app and id waits for the
+                // one-by-one path.
                 var fast: [SmallJobQueue.Item] = []
                 var others: [SmallJobQueue.Item] = []
-                var taken = Set<String>()
+                var taken = Set<JobKey>()
                 for item in group {
-                    if claimed.contains(item.job.id) && taken.insert(item.job.id).inserted {
+                    let key = item.job.key
+                    if claimed.contains(key) && taken.insert(key).inserted {
                         fast.append(item)
                     } else {
                         others.append(item)
@@ -163,8 +182,8 @@ struct JobConsumer: Sendable {
                 try? await consumer.ack(fast.lazy.map(\.delivery))
                 if let onJobHandled = configuration.onJobHandled {
                     for item in fast {
-                        if case .completed(let finished?) = outcomes[item.job.id] {
-                            onJobHandled(.finished(id: item.job.id, state: finished))
+                        if case .completed(let finished?) = outcomes[item.job.key] {
+                            onJobHandled(.finished(app: item.job.app, id: item.job.id, state: finished))
                         }
                     }
                 }
@@ -219,7 +238,7 @@ struct BatchConsumer: Sendable {
     let logger: Logger
 
     func handle(_ delivery: AMQPDelivery, consumer: AMQPConsumer) async {
-        let batch: BatchMessage
+        var batch: BatchMessage
         do {
             batch = try JSONDecoder().decode(BatchMessage.self, from: Data(delivery.body))
         } catch {
@@ -229,12 +248,23 @@ struct BatchConsumer: Sendable {
         metrics.inFlightBatches.increment(by: 1)
         defer { metrics.inFlightBatches.decrement(by: 1) }
         do {
-            let outcome = try await deliverer.deliver(batch)
+            let outcome: BatchDeliverer.Outcome
+            if batch.app == nil {
+                // Published before job ids were scoped by app (schemas/007): its job is the only one with its id.
+                batch.app = try await deliverer.store.onlyApp(ofJob: batch.job)
+            }
+            if batch.app == nil {
+                outcome = .unknownJob
+            } else {
+                outcome = try await deliverer.deliver(batch)
+            }
             try await consumer.ack(delivery)
             switch outcome {
             case .completed(let finished):
                 configuration.onJobHandled?(.batchCompleted(batch.key))
-                if let finished { configuration.onJobHandled?(.finished(id: batch.job, state: finished)) }
+                if let finished {
+                    configuration.onJobHandled?(.finished(app: batch.key.app, id: batch.job, state: finished))
+                }
             case .alreadyDone, .skipped:
                 break
             case .unknownJob:

@@ -125,21 +125,26 @@ final class WorkerHarness: Sendable {
         )
     }
 
-    /// Waits until the job with `id` is finished (by a worker event), returning its final state.
-    func waitUntilFinished(_ id: String) async -> JobState {
+    /// The harness app's job with `id`.
+    func job(_ id: String, app: String = WorkerHarness.app) async throws -> JobStatus? {
+        try await store.job(app: app, id: id)
+    }
+
+    /// Waits until the job with `id` (of `app`) is finished (by a worker event), returning its final state.
+    func waitUntilFinished(_ id: String, app: String = WorkerHarness.app) async -> JobState {
         let events = await self.events.wait { events in
-            events.contains { if case .finished(id, _) = $0 { true } else { false } }
+            events.contains { if case .finished(app, id, _) = $0 { true } else { false } }
         }
-        for case .finished(let job, let state) in events where job == id { return state }
+        for case .finished(app, id, let state) in events { return state }
         return .failed
     }
 
-    /// Waits until every job in `ids` is finished (by a worker event) in `state`.
-    func waitUntilFinished(_ ids: Set<String>, in state: JobState) async {
+    /// Waits until every job in `ids` (of `app`) is finished (by a worker event) in `state`.
+    func waitUntilFinished(_ ids: Set<String>, in state: JobState, app: String = WorkerHarness.app) async {
         _ = await events.wait { events in
             let finished = Set(
                 events.compactMap { event -> String? in
-                    if case .finished(let id, state) = event { return id }
+                    if case .finished(app, let id, state) = event { return id }
                     return nil
                 })
             return finished.isSuperset(of: ids)

@@ -54,22 +54,25 @@ import Testing
 
             // The same request again: the same id, nothing new stored.
             let again = try await h.request(.post, Self.uri, key: h.keyA, json: body, headers: key)
-            #expect(again.status == .accepted)
+            #expect(again.status == .ok)
             #expect(again.object["id"] as? String == "order-42")
             #expect(again.object["duplicate"] as? Bool == true)
             #expect(try await h.store.jobSummaries(since: 0).count == 1)
 
-            // The same key for a different request, or from another app, is a conflict.
+            // The same key for a different request is a conflict.
             let different = try await h.request(
                 .post, Self.uri, key: h.keyA,
                 json: #"{"target": {"all": true}, "notification": {"aps": {"alert": "other"}}}"#, headers: key
             )
             #expect(different.status == .conflict)
             #expect(different.errorCode == "idempotency_conflict")
+            // Ids are scoped by app: another app's same key is a job of its own.
             let otherApp = try await h.request(
                 .post, "/v1/apps/\(APIHarness.appB)/notifications", key: h.keyB, json: body, headers: key
             )
-            #expect(otherApp.status == .conflict)
+            #expect(otherApp.status == .accepted)
+            #expect(otherApp.object["duplicate"] as? Bool == false)
+            #expect(try await h.store.job(app: APIHarness.appB, id: "order-42")?.state == .queued)
         }
     }
 
