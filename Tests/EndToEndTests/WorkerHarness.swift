@@ -13,6 +13,8 @@ import ServiceLifecycle
 /// `herald worker` builds them, and a publisher connection.
 final class WorkerHarness: Sendable {
     static let app = "com.example.news"
+    /// A second app, for the tests of job ids scoped by app.
+    static let otherApp = "com.example.sports"
 
     let store: Store
     let database: DatabaseConfiguration
@@ -33,7 +35,7 @@ final class WorkerHarness: Sendable {
         self.database = database
         self.simulator = simulator
         self.port = port
-        (self.apps, self.appsDirectory) = try TestAPNs.appsFile(apps: [Self.app], port: port)
+        (self.apps, self.appsDirectory) = try TestAPNs.appsFile(apps: [Self.app, Self.otherApp], port: port)
         self.topology = topology
         self.publisher = publisher
     }
@@ -99,13 +101,14 @@ final class WorkerHarness: Sendable {
     func importDevices(
         count: Int,
         prefix: String = "beef",
+        app: String = WorkerHarness.app,
         make: (Int, DeviceToken) -> DeviceRecord = { _, token in DeviceRecord(token: token) }
     ) async throws -> [DeviceRecord] {
         let devices = (0..<count).map { i in make(i, Self.token(i, prefix: prefix)) }
         var index = 0
         while index < devices.count {
             let slice = Array(devices[index..<min(index + 10_000, devices.count)])
-            _ = try await store.importDevices(slice, app: Self.app)
+            _ = try await store.importDevices(slice, app: app)
             index += slice.count
         }
         return devices
@@ -185,8 +188,19 @@ final class WorkerHarness: Sendable {
         }
     }
 
+    /// The simulator's accepted notifications for the job `id` of `app` (its topic), as tokens.
+    func received(job id: String, app: String) -> [String] {
+        simulator.records.compactMap { record in
+            guard record.topic == app,
+                let object = try? JSONSerialization.jsonObject(with: Data(record.payload.utf8)) as? [String: Any],
+                object["job"] as? String == id
+            else { return nil }
+            return record.token
+        }
+    }
+
     /// A job to every device, tagged so that its notifications can be told apart.
-    static func broadcast(id: String, notification: JobNotification? = nil) -> Job {
+    static func broadcast(id: String, app: String = WorkerHarness.app, notification: JobNotification? = nil) -> Job {
         Job(
             id: id, app: app, target: .all,
             notification: notification ?? JobNotification(aps: ["alert": "hi"], custom: ["job": .string(id)]))

@@ -76,6 +76,36 @@ import Testing
         }
     }
 
+    @Test func concurrentRequestsWithOneIdempotencyKeyPublishOnceAndTheRepeatsAre200() async throws {
+        try await APIHarness.run { h in
+            let body = #"{"target": {"topic": "sports"}, "notification": {"aps": {"alert": "once"}}}"#
+            let key: HTTPFields = [.init("Idempotency-Key")!: "once-1"]
+            let statuses = try await withThrowingTaskGroup(of: (Int, Bool?).self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        let response = try await h.request(.post, Self.uri, key: h.keyA, json: body, headers: key)
+                        #expect(response.object["id"] as? String == "once-1")
+                        return (response.status.code, response.object["duplicate"] as? Bool)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == (202, false) }.count == 1)
+            #expect(statuses.filter { $0 == (200, true) }.count == 2)
+            // One message reached the broker: only the request that created the job published it.
+            let connection = try await AMQPConnection.connect(h.configuration.amqp, logger: Logger(label: "test"))
+            let queued = try await connection.queueMessageCount(h.configuration.topology.jobs)
+            await connection.close()
+            #expect(queued == 1)
+            // A later repeat publishes nothing either.
+            let later = try await h.request(.post, Self.uri, key: h.keyA, json: body, headers: key)
+            #expect(later.status == .ok)
+            let again = try await AMQPConnection.connect(h.configuration.amqp, logger: Logger(label: "test"))
+            #expect(try await again.queueMessageCount(h.configuration.topology.jobs) == 1)
+            await again.close()
+        }
+    }
+
     @Test func withoutAKeyEachRequestGetsANewIdAndScheduledJobsSaySo() async throws {
         try await APIHarness.run { h in
             let body = #"{"target": {"topic": "sports"}, "notification": {"aps": {"alert": "x"}}}"#
