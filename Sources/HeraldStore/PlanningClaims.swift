@@ -12,7 +12,9 @@ import Synchronization
 /// it again and resumes from the plan cursor. TCP keepalives on that connection bound how long a vanished worker's
 /// session (no FIN: a host lost, a partition) keeps its locks: about 25 s.
 ///
-/// Within one process, the claims held are also tracked, since a session may take its own lock again.
+/// Within one process, the claims held are also tracked, since a session may take its own lock again. If the
+/// connection itself is lost while the database stays up, the locks it held are gone while their planners go on
+/// (until their own queries fail): a copy arriving then may plan alongside. The next claim connects again.
 public final class PlanningClaims: Sendable {
     /// The first key of the locks: "PLAN". The second is `herald_job_lock_key(app, id)` (schemas/007).
     static let lockSpace: Int32 = 0x504C_414E
@@ -56,8 +58,9 @@ public final class PlanningClaims: Sendable {
     /// Runs `body` while holding the planning claim of `job`, then releases it (whether `body` returns or throws).
     /// Returns nil without running `body` if another live planner holds the claim.
     ///
-    /// - Parameter wait: how long to keep trying while another session holds the claim (for a redelivered message,
-    ///   whose planner may have died a moment ago without PostgreSQL knowing yet); zero tries once.
+    /// - Parameter wait: how long to keep trying while the claim is held (for a redelivered message, whose planner
+    ///   may have died a moment ago without PostgreSQL knowing yet, or, in this process, may still fail after its
+    ///   own copy came back through a broker reconnection); zero tries once.
     public func withClaim<T: Sendable>(
         on job: JobKey,
         wait: Duration = .zero,
@@ -85,21 +88,23 @@ public final class PlanningClaims: Sendable {
     }
 
     private func acquire(_ job: JobKey, wait: Duration) async throws -> Bool {
-        // A claim this process holds: its planner is alive, whatever else a redelivery suggests.
-        guard state.withLock({ $0.held.insert(job).inserted }) else { return false }
         let deadline = ContinuousClock.now + wait
-        do {
-            while true {
-                if try await tryLock(job) { return true }
-                guard ContinuousClock.now < deadline else { break }
-                try await Task.sleep(for: .milliseconds(200))
+        while true {
+            // A claim this process holds is not asked of PostgreSQL again: a session may take its own lock twice.
+            if state.withLock({ $0.held.insert(job).inserted }) {
+                let locked: Bool
+                do {
+                    locked = try await tryLock(job)
+                } catch {
+                    _ = state.withLock { $0.held.remove(job) }
+                    throw Store.storeError(error, what: "claiming a job for planning")
+                }
+                if locked { return true }
+                _ = state.withLock { $0.held.remove(job) }
             }
-        } catch {
-            _ = state.withLock { $0.held.remove(job) }
-            throw Store.storeError(error, what: "claiming a job for planning")
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(200))
         }
-        _ = state.withLock { $0.held.remove(job) }
-        return false
     }
 
     private func tryLock(_ job: JobKey) async throws -> Bool {

@@ -103,7 +103,8 @@ struct JobConsumer: Sendable {
         let (delivery, job) = (item.delivery, item.job)
         do {
             // A redelivered copy may be the message of a planner that died a moment ago, whose session PostgreSQL
-            // has not dropped yet: it waits for the claim rather than taking that planner for alive.
+            // has not dropped yet (or of this process's planner, back through a broker reconnection): it waits for
+            // the claim rather than taking that planner for alive.
             let wait = delivery.redelivered ? configuration.planningClaimWait : .zero
             let claimed: JobEvent?? = try await claims.withClaim(on: job.key, wait: wait) {
                 try await registerAndPlan(item, logger: logger)

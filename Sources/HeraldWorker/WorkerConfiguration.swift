@@ -28,9 +28,9 @@ public struct WorkerConfiguration: Sendable {
     public var maximumBatchAttempts: Int = 5
     /// How often the scheduler looks for due jobs.
     public var schedulerInterval: Duration = .seconds(1)
-    /// How long a redelivered job message waits for the planning claim of its job when another session holds it (its
-    /// planner may have died a moment ago, before PostgreSQL noticed): past this, that planner is taken to be alive
-    /// and the message is acknowledged as a copy. Above the ~25 s in which PostgreSQL drops a vanished session.
+    /// How long a redelivered job message waits for the planning claim of its job when it is held (its planner may
+    /// have died a moment ago, before PostgreSQL noticed, or may yet fail): past this, that planner is taken to be
+    /// alive and the message is acknowledged as a copy. Above the ~25 s in which PostgreSQL drops a vanished session.
     public var planningClaimWait: Duration = .seconds(60)
     /// How long a finished job id is remembered for idempotency.
     public var idempotencyRetention: Duration = .seconds(7 * 24 * 3600)

@@ -94,6 +94,29 @@ import Testing
         }
     }
 
+    @Test func aBatchMessagePublishedBeforeAppScopedIdsIsDeliveredWhenItsIdIsUnambiguous() async throws {
+        try await WorkerHarness.with { harness in
+            let devices = try await harness.importDevices(count: 2)
+            // A job planned before the upgrade, one batch pending, and its batch message in the old form (no app).
+            let job = try PreparedJob.prepare(Self.small("legacy", app: WorkerHarness.app, token: devices[0].token.hex))
+            { "unused" }
+            let spec = String(decoding: try JSONEncoder().encode(job.spec), as: UTF8.self)
+            #expect(
+                try await harness.store.register(job, spec: spec, publishedAt: nil)
+                    == .plan(
+                        cursor: nil, nextSeq: 0, planned: false))
+            let key = BatchKey(app: WorkerHarness.app, job: "legacy", seq: 0, attempt: 1)
+            try await harness.store.planSingleBatch(key, cursor: "1")
+            let worker = try harness.startWorker()
+            let legacy = #"{"job":"legacy","seq":0,"attempt":1,"tokens":["\#(devices[0].token.hex)"]}"#
+            try await harness.publisher.publish(Array(legacy.utf8), routingKey: harness.topology.batches)
+            #expect(await harness.waitUntilFinished("legacy") == .done)
+            try await worker.stop()
+            #expect(harness.events.events.contains(.batchCompleted(key)))
+            #expect(harness.received(job: "legacy") == [devices[0].token.hex])
+        }
+    }
+
     static func small(_ id: String, app: String, token: String) -> Job {
         Job(
             id: id, app: app, target: .tokens([token]),

@@ -135,6 +135,30 @@ import Testing
         }
     }
 
+    @Test func aRedeliveredCopyInTheHoldersProcessWaitsForItsPlannerAndThenResumes() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, database in
+            let claims = try PlanningClaims(database: database, logger: Logger(label: "t"))
+            let job = JobKey(app: "a", id: "broadcast")
+            let held = AsyncStream<Void>.makeStream()
+            let release = AsyncStream<Void>.makeStream()
+            let planner = Task {
+                try await claims.withClaim(on: job) {
+                    held.continuation.yield()
+                    for await _ in release.stream { break }
+                }
+            }
+            for await _ in held.stream { break }
+            #expect(try await claims.withClaim(on: job) { true } == nil)
+            // The planner's own copy back through a broker reconnection: it waits, and claims once the planner
+            // let go (here: it failed).
+            let redelivered = Task { try await claims.withClaim(on: job, wait: .seconds(60)) { true } }
+            release.continuation.finish()
+            _ = try await planner.value
+            #expect(try await redelivered.value == true)
+            await claims.close()
+        }
+    }
+
     @Test func badgesCountOncePerDevicePerJobAndNeverOverflow() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
             let tokens = (0..<3).map { StoreTests.token($0) }
