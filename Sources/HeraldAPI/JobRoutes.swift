@@ -1,7 +1,9 @@
 import HeraldStore
 import Hummingbird
 
-/// `GET /v1/jobs/{id}` (state and counters) and `DELETE /v1/jobs/{id}` (cancel). The job's app must be the key's.
+/// `GET /v1/jobs/{id}` (state and counters) and `DELETE /v1/jobs/{id}` (cancel). Job ids are scoped by app: `id`
+/// names a job of the API key's app, and another app's job with the same id is not visible (404, as for an unknown
+/// id: the answer does not tell whether another app uses an id).
 struct JobRoutes: Sendable {
     let api: API
 
@@ -35,11 +37,11 @@ struct JobRoutes: Sendable {
         }
     }
 
-    /// The job, if it exists and belongs to the caller's app.
+    /// The caller's app's job with the id in the path.
     func ownedJob(_ context: APIRequestContext) async throws -> JobStatus {
+        guard let app = context.authenticatedApp else { throw APIError.unauthorized("missing API key") }
         let id = try context.parameters.decoded("id")
-        guard let job = try await api.store.job(id: id) else { throw APIError.notFound("no such job") }
-        try context.requireApp(job.app)
+        guard let job = try await api.store.job(app: app, id: id) else { throw APIError.notFound("no such job") }
         return job
     }
 
@@ -49,8 +51,8 @@ struct JobRoutes: Sendable {
 
     @Sendable func cancel(_ request: Request, context: APIRequestContext) async throws -> Response {
         let job = try await ownedJob(context)
-        guard let previous = try await api.store.cancelJob(id: job.id) else {
-            let now = try await api.store.job(id: job.id)?.state ?? job.state
+        guard let previous = try await api.store.cancelJob(job.key) else {
+            let now = try await api.store.job(app: job.app, id: job.id)?.state ?? job.state
             throw APIError(.conflict, code: "job_finished", "the job is already \(now.rawValue)")
         }
         var view = JobView(job)

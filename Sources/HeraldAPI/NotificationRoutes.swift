@@ -6,8 +6,10 @@ import HeraldStore
 import Hummingbird
 
 /// `POST /v1/apps/{app}/notifications`: validates a job exactly as the worker will, records it, publishes it with a
-/// confirm and answers 202 with its id. An `Idempotency-Key` header becomes the job id, so a retried request is
-/// neither stored nor sent twice.
+/// confirm and answers 202 with its id. An `Idempotency-Key` header becomes the job id (within the app), so a
+/// retried request is neither stored nor sent twice: the request whose insert of the job row succeeds is the only
+/// one that publishes; any other with the same key (repeated, or concurrent) answers 200 with the existing job and
+/// publishes nothing.
 struct NotificationRoutes: Sendable {
     let api: API
 
@@ -69,35 +71,27 @@ struct NotificationRoutes: Sendable {
             } catch {
                 // Not confirmed: forget the row so that the client's retry (same key) starts afresh.
                 context.logger.error("job not published", metadata: ["job": "\(prepared.id)", "error": "\(error)"])
-                try? await api.store.withdrawEnqueuedJob(id: prepared.id)
+                try? await api.store.withdrawEnqueuedJob(prepared.key)
                 throw APIError(.serviceUnavailable, code: "broker_unavailable", "the job could not be queued; retry")
             }
             let accepted = Accepted(
                 id: prepared.id, state: state.rawValue, duplicate: false, invalidTokens: prepared.invalidTokenCount
             )
             return try JSONResponse.make(accepted, status: .accepted)
-        case .existing(let owner, let sameSpec, let state):
-            guard owner == app, sameSpec else {
+        case .existing(let sameSpec, let state):
+            guard sameSpec else {
                 throw APIError(
                     .conflict,
                     code: "idempotency_conflict",
                     "this Idempotency-Key was already used for a different request"
                 )
             }
-            if state == .queued {
-                // No worker has taken it yet: it may never have reached the broker, so publish it again. The id
-                // makes a second copy harmless.
-                do {
-                    try await api.producer.publish(prepared)
-                } catch {
-                    throw APIError(
-                        .serviceUnavailable, code: "broker_unavailable", "the job could not be queued; retry")
-                }
-            }
+            // The request that created the row published it (or withdrew the row when it could not): publishing
+            // again here would send a copy for every repeat, and concurrent repeats would race the first.
             let accepted = Accepted(
                 id: prepared.id, state: state.rawValue, duplicate: true, invalidTokens: prepared.invalidTokenCount
             )
-            return try JSONResponse.make(accepted, status: .accepted)
+            return try JSONResponse.make(accepted, status: .ok)
         }
     }
 }

@@ -130,7 +130,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                 try await connection.publish(
                     Array(try JSONEncoder().encode(job)), routingKey: topology.jobs,
                     properties: Self.jobProperties(id: prefix))
-                while try await store.job(id: prefix)?.state.isFinal != true {
+                while try await store.job(app: app, id: prefix)?.state.isFinal != true {
                     try await Task.sleep(for: .milliseconds(20))
                 }
             } else {
@@ -166,7 +166,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             let rss = processes.map { Self.peakRSSMegabytes(pid: $0.processIdentifier) }.max() ?? 0
             let latency =
                 isBroadcast
-                ? try await store.batchLatency(job: prefix)
+                ? try await store.batchLatency(job: JobKey(app: app, id: prefix))
                 : try await store.jobLatency(app: app, idPrefix: prefix + "-")
             for process in processes { process.terminate() }
             for process in processes { process.waitUntilExit() }

@@ -196,7 +196,7 @@ struct DemoScenario {
         let deadline = ContinuousClock.now + .seconds(120)
         while statuses.count < jobs.count || statuses.values.contains(where: { !$0.state.isFinal }) {
             guard ContinuousClock.now < deadline else { break }
-            for job in jobs { statuses[job.id] = try await store.job(id: job.id) }
+            for job in jobs { statuses[job.id] = try await store.job(app: Self.app, id: job.id) }
             try await Task.sleep(for: .milliseconds(200))
         }
         var parkedAfter = try await connection.queueMessageCount(topology.parked)

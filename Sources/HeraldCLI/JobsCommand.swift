@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
+import HeraldCore
 import HeraldStore
 
-/// `herald jobs show ID` and `herald jobs cancel ID`.
+/// `herald jobs show ID [--app A]` and `herald jobs cancel ID [--app A]`.
 struct JobsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobs",
@@ -11,22 +12,45 @@ struct JobsCommand: AsyncParsableCommand {
     )
 }
 
-/// `herald jobs show ID`: state and counters.
+/// Which job a `herald jobs` command means: ids are scoped by app, so `--app` picks one; without it, the id must be
+/// used by one app only.
+struct JobSelection: ParsableArguments {
+    @Argument(help: "The job id.")
+    var id: String
+
+    @Option(help: "The job's app (needed when more than one app has a job with this id).")
+    var app: String?
+
+    /// The selected job, or a validation error that says which apps use the id.
+    func resolve(in store: Store) async throws -> JobStatus {
+        if let app {
+            guard let job = try await store.job(app: app, id: id) else {
+                throw ValidationError("app \(app) has no job with id \(id)")
+            }
+            return job
+        }
+        let jobs = try await store.jobs(id: id)
+        guard let job = jobs.first else { throw ValidationError("no job with id \(id)") }
+        guard jobs.count == 1 else {
+            let apps = jobs.map(\.app).joined(separator: ", ")
+            throw ValidationError("apps \(apps) each have a job with id \(id): choose one with --app")
+        }
+        return job
+    }
+}
+
+/// `herald jobs show ID [--app A]`: state and counters.
 struct ShowJob: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Print a job's state and counters.")
 
     @OptionGroup var services: ServiceOptions
-
-    @Argument(help: "The job id.")
-    var id: String
+    @OptionGroup var job: JobSelection
 
     func run() async throws {
         let logger = services.makeLogger(label: "herald.jobs")
         let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
-        let id = self.id
-        guard let job = try await withStore(database, logger: logger, { store in try await store.job(id: id) }) else {
-            throw ValidationError("no job with id \(id)")
-        }
+        let selection = self.job
+        let job = try await withStore(database, logger: logger) { store in try await selection.resolve(in: store) }
         let c = job.counters
         print("job \(job.id): app \(job.app), \(job.state.rawValue), target \(job.targetKind)")
         print(
@@ -36,7 +60,7 @@ struct ShowJob: AsyncParsableCommand {
     }
 }
 
-/// `herald jobs cancel ID`: nothing more of the job is sent.
+/// `herald jobs cancel ID [--app A]`: nothing more of the job is sent.
 struct CancelJob: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cancel",
@@ -44,23 +68,22 @@ struct CancelJob: AsyncParsableCommand {
     )
 
     @OptionGroup var services: ServiceOptions
-
-    @Argument(help: "The job id.")
-    var id: String
+    @OptionGroup var job: JobSelection
 
     func run() async throws {
         let logger = services.makeLogger(label: "herald.jobs")
         let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
-        let id = self.id
-        let (previous, current) = try await withStore(database, logger: logger) { store in
-            (try await store.cancelJob(id: id), try await store.job(id: id)?.state)
+        let selection = self.job
+        let (key, previous, current) = try await withStore(database, logger: logger) { store in
+            let job = try await selection.resolve(in: store)
+            return (job.key, try await store.cancelJob(job.key), try await store.job(app: job.app, id: job.id)?.state)
         }
         if let previous {
-            print("job \(id) cancelled (was \(previous.rawValue))")
+            print("job \(key.id) of app \(key.app) cancelled (was \(previous.rawValue))")
         } else if let current {
-            throw ValidationError("job \(id) is already \(current.rawValue)")
+            throw ValidationError("job \(key.id) of app \(key.app) is already \(current.rawValue)")
         } else {
-            throw ValidationError("no job with id \(id)")
+            throw ValidationError("no job with id \(key.id)")
         }
     }
 }

@@ -10,6 +10,7 @@ extension BatchMessage {
     /// published by anyone with access to the queue, so nothing in one is trusted. Every field must fit where it
     /// lands (the batches table's integer columns, token comparisons, the APNs request path).
     public func validate() throws(JobError) {
+        if let app { try JobLimits.text(app, field: "app", maximum: JobLimits.appBytes) }
         try JobLimits.text(job, field: "job", maximum: JobLimits.idBytes)
         try JobLimits.range(Int64(seq), 0...JobLimits.integerColumn.upperBound, field: "seq")
         try JobLimits.range(Int64(attempt), 1...Int64(Self.maximumAttempt), field: "attempt")

@@ -3,6 +3,9 @@
 /// Either a key range of the job's audience (planned batches: devices with `after < token ≤ through`, read again
 /// when delivered) or an explicit token list (retry batches carrying only the devices that failed transiently).
 public struct BatchMessage: Sendable, Hashable, Codable {
+    /// The job's app. Nil only in messages published before job ids were scoped by app (schemas/007): the worker
+    /// then delivers the batch if exactly one app has a job with its id.
+    public var app: String?
     /// The job.
     public var job: String
     /// The batch's number within the job.
@@ -17,8 +20,10 @@ public struct BatchMessage: Sendable, Hashable, Codable {
     public var tokens: [String]?
 
     public init(
-        job: String, seq: Int, attempt: Int, after: String? = nil, through: String? = nil, tokens: [String]? = nil
+        app: String?, job: String, seq: Int, attempt: Int, after: String? = nil, through: String? = nil,
+        tokens: [String]? = nil
     ) {
+        self.app = app
         self.job = job
         self.seq = seq
         self.attempt = attempt
@@ -27,21 +32,52 @@ public struct BatchMessage: Sendable, Hashable, Codable {
         self.tokens = tokens
     }
 
-    /// The batch's identity, unique across attempts.
-    public var key: BatchKey { BatchKey(job: job, seq: seq, attempt: attempt) }
+    /// The batch's identity, unique across attempts. A legacy message's app is resolved (`app` set) before its key
+    /// is used.
+    public var key: BatchKey { BatchKey(app: app ?? "", job: job, seq: seq, attempt: attempt) }
+}
+
+/// Identifies one job: ids are scoped by app.
+public struct JobKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var app: String
+    public var id: String
+
+    public init(app: String, id: String) {
+        self.app = app
+        self.id = id
+    }
+
+    public static func < (lhs: JobKey, rhs: JobKey) -> Bool { (lhs.app, lhs.id) < (rhs.app, rhs.id) }
+
+    public var description: String { "\(app)/\(id)" }
 }
 
 /// Identifies one delivery of one batch.
 public struct BatchKey: Sendable, Hashable, CustomStringConvertible {
+    public var app: String
     public var job: String
     public var seq: Int
     public var attempt: Int
 
-    public init(job: String, seq: Int, attempt: Int) {
+    public init(app: String, job: String, seq: Int, attempt: Int) {
+        self.app = app
         self.job = job
         self.seq = seq
         self.attempt = attempt
     }
 
+    /// The batch's job.
+    public var jobKey: JobKey { JobKey(app: app, id: job) }
+
+    /// The job id, batch number and attempt (the app goes in its own log field).
     public var description: String { "\(job)#\(seq).\(attempt)" }
+}
+
+extension BatchMessage {
+    /// The message for `key`.
+    public init(_ key: BatchKey, after: String? = nil, through: String? = nil, tokens: [String]? = nil) {
+        self.init(
+            app: key.app, job: key.job, seq: key.seq, attempt: key.attempt, after: after, through: through,
+            tokens: tokens)
+    }
 }

@@ -7,6 +7,8 @@ public struct PreparedJob: Sendable {
     public var id: String
     /// The app id.
     public var app: String
+    /// The job's identity: ids are scoped by app.
+    public var key: JobKey { JobKey(app: app, id: id) }
     /// The audience; explicit tokens are already normalised.
     public var audience: Audience
     /// Tokens from the job that are not device tokens: each fails alone, the rest of the job goes on.

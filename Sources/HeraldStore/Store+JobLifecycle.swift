@@ -9,14 +9,16 @@ public enum JobRegistration: Sendable, Hashable {
     case plan(cursor: String?, nextSeq: Int, planned: Bool)
     /// Held until its `send_at`.
     case scheduled
-    /// Already final (done, failed, cancelled): acknowledge without sending — the id is the idempotency key.
+    /// Already final (done, failed, cancelled): acknowledge without sending — the id is the idempotency key within
+    /// its app.
     case duplicate(JobState)
 }
 
 extension Store {
-    /// Records a job message and decides its fate: new jobs start running (or wait as scheduled); a known id that is
-    /// queued, due or running resumes where planning stopped; a final one is a duplicate. An id a group of small
-    /// jobs is delivering is decided once that group has written it.
+    /// Records a job message and decides its fate: new jobs start running (or wait as scheduled); a known job that
+    /// is queued, due or running resumes where planning stopped; a final one is a duplicate. A job a group of small
+    /// jobs is delivering is decided once that group has written it. Only the holder of the job's planning claim
+    /// (`PlanningClaims`) may act on `.plan`.
     public func register(
         _ job: PreparedJob,
         spec: String,
@@ -34,8 +36,9 @@ extension Store {
                        coalesce(to_timestamp(\(published)), now()), \(job.throttlePerSecond),
                        CASE WHEN to_timestamp(\(sendAt)) > now() THEN NULL ELSE now() END
                 -- waits while a group of small jobs holds the id (claimSmallJobs), then sees its row
-                FROM (SELECT pg_advisory_xact_lock(\(Self.smallJobLockSpace), hashtext(\(job.id)))) AS claim
-                ON CONFLICT (id) DO UPDATE SET
+                FROM (SELECT pg_advisory_xact_lock(\(Self.smallJobLockSpace), herald_job_lock_key(\(job.app), \(job.id))))
+                    AS claim
+                ON CONFLICT (app_id, id) DO UPDATE SET
                     state = CASE
                         WHEN jobs.state = 'queued' THEN 'running'
                         WHEN jobs.state = 'scheduled' AND coalesce(jobs.send_at <= now(), true) THEN 'running'
@@ -62,24 +65,29 @@ extension Store {
     /// - Returns: how many jobs were released.
     public func releaseDueJobs(
         limit: Int,
-        _ release: @escaping @Sendable ([(id: String, spec: String)]) async throws -> Void
+        _ release: @escaping @Sendable ([(job: JobKey, spec: String)]) async throws -> Void
     ) async throws(StoreError) -> Int {
         try await run("releasing due jobs") {
             try await client.withTransaction(logger: logger) { connection in
                 let rows = try await connection.query(
                     """
-                    SELECT id, spec::text FROM jobs WHERE state = 'scheduled' AND send_at <= now()
+                    SELECT app_id, id, spec::text FROM jobs WHERE state = 'scheduled' AND send_at <= now()
                     ORDER BY send_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
                     """,
                     logger: logger
                 )
-                var due: [(id: String, spec: String)] = []
-                for try await (id, spec) in rows.decode((String, String).self) { due.append((id, spec)) }
+                var due: [(job: JobKey, spec: String)] = []
+                for try await (app, id, spec) in rows.decode((String, String, String).self) {
+                    due.append((JobKey(app: app, id: id), spec))
+                }
                 guard !due.isEmpty else { return 0 }
                 try await release(due)
-                let ids = due.map(\.id)
                 try await connection.query(
-                    "UPDATE jobs SET state = 'queued' WHERE id = ANY(\(ids)) AND state = 'scheduled'",
+                    """
+                    UPDATE jobs j SET state = 'queued'
+                    FROM unnest(\(due.map(\.job.app))::text[], \(due.map(\.job.id))::text[]) AS d(app_id, id)
+                    WHERE j.app_id = d.app_id AND j.id = d.id AND j.state = 'scheduled'
+                    """,
                     logger: logger
                 )
                 return due.count
@@ -89,13 +97,14 @@ extension Store {
 
     /// Cancels a job that is queued, scheduled or running: nothing more of it is sent. Returns the state it had, or
     /// nil if there is no such job or it was already final.
-    public func cancelJob(id: String) async throws(StoreError) -> JobState? {
+    public func cancelJob(_ job: JobKey) async throws(StoreError) -> JobState? {
         try await run("cancelling a job") {
             let rows = try await client.query(
                 """
-                WITH before AS (SELECT state FROM jobs WHERE id = \(id) FOR UPDATE)
+                WITH before AS (SELECT state FROM jobs WHERE app_id = \(job.app) AND id = \(job.id) FOR UPDATE)
                 UPDATE jobs SET state = 'cancelled', finished_at = now(), error = 'cancelled'
-                FROM before WHERE jobs.id = \(id) AND before.state IN ('queued', 'scheduled', 'running')
+                FROM before WHERE jobs.app_id = \(job.app) AND jobs.id = \(job.id)
+                  AND before.state IN ('queued', 'scheduled', 'running')
                 RETURNING before.state
                 """,
                 logger: logger
@@ -107,12 +116,12 @@ extension Store {
 
     /// Stops a job because APNs rejected it as a whole. Returns true only for the one caller that made the change,
     /// so that the job is parked once however many workers saw the rejection.
-    public func failJob(id: String, reason: String) async throws(StoreError) -> Bool {
+    public func failJob(_ job: JobKey, reason: String) async throws(StoreError) -> Bool {
         try await run("failing a job") {
             let rows = try await client.query(
                 """
                 UPDATE jobs SET state = 'failed', error = \(reason), finished_at = now()
-                WHERE id = \(id) AND state IN ('queued', 'scheduled', 'running') RETURNING 1
+                WHERE app_id = \(job.app) AND id = \(job.id) AND state IN ('queued', 'scheduled', 'running') RETURNING 1
                 """,
                 logger: logger
             )
@@ -121,7 +130,7 @@ extension Store {
         }
     }
 
-    /// Deletes finished jobs (with their batches) older than the idempotency retention window.
+    /// Deletes finished jobs (with their batches and badge records) older than the idempotency retention window.
     @discardableResult
     public func purgeFinishedJobs(olderThanSeconds seconds: Int) async throws(StoreError) -> Int {
         try await run("purging old jobs") {
@@ -129,8 +138,9 @@ extension Store {
                 """
                 WITH gone AS (
                     DELETE FROM jobs WHERE state IN ('done', 'failed', 'cancelled')
-                    AND finished_at < now() - make_interval(secs => \(Double(seconds))) RETURNING id),
-                gone_batches AS (DELETE FROM batches WHERE job_id IN (SELECT id FROM gone))
+                    AND finished_at < now() - make_interval(secs => \(Double(seconds))) RETURNING app_id, id),
+                gone_batches AS (DELETE FROM batches WHERE (app_id, job_id) IN (SELECT app_id, id FROM gone)),
+                gone_badges AS (DELETE FROM badge_applications WHERE (app_id, job_id) IN (SELECT app_id, id FROM gone))
                 SELECT count(*)::bigint FROM gone
                 """,
                 logger: logger

@@ -32,6 +32,8 @@ public struct JobCounters: Sendable, Hashable, Codable {
 
 /// A job row.
 public struct JobStatus: Sendable, Hashable {
+    /// The job's identity.
+    public var key: JobKey { JobKey(app: app, id: id) }
     public var id: String
     public var app: String
     public var state: JobState
@@ -41,8 +43,9 @@ public struct JobStatus: Sendable, Hashable {
 }
 
 extension Store {
-    /// Claims a job for delivery: creates it as `running`, or, if the id is known, says what state it is in so that
-    /// a job already finished is not sent again (the job id is the idempotency key).
+    /// Claims a job for delivery: creates it as `running`, or, if the app already has a job with this id, says what
+    /// state it is in so that a job already finished is not sent again (the job id is the idempotency key within its
+    /// app).
     ///
     /// - Returns: nil if the job is now running for the caller; the existing state if it was already final.
     public func startJob(id: String, app: String, targetKind: String) async throws(StoreError) -> JobState? {
@@ -51,7 +54,7 @@ extension Store {
                 """
                 INSERT INTO jobs (id, app_id, state, target_kind, started_at)
                 VALUES (\(id), \(app), 'running', \(targetKind), now())
-                ON CONFLICT (id) DO UPDATE SET
+                ON CONFLICT (app_id, id) DO UPDATE SET
                     state = CASE WHEN jobs.state IN ('done', 'failed', 'cancelled') THEN jobs.state ELSE 'running' END,
                     started_at = coalesce(jobs.started_at, now())
                 RETURNING state, (xmax = 0) AS inserted
@@ -67,12 +70,12 @@ extension Store {
     }
 
     /// Marks a job finished with its final state and, for a failed job, the reason.
-    public func finishJob(id: String, state: JobState, error: String? = nil) async throws(StoreError) {
+    public func finishJob(_ job: JobKey, state: JobState, error: String? = nil) async throws(StoreError) {
         try await run("finishing a job") {
             try await client.query(
                 """
                 UPDATE jobs SET state = \(state.rawValue), error = \(error), finished_at = now()
-                WHERE id = \(id) AND state NOT IN ('done', 'failed', 'cancelled')
+                WHERE app_id = \(job.app) AND id = \(job.id) AND state NOT IN ('done', 'failed', 'cancelled')
                 """,
                 logger: logger
             )
@@ -86,7 +89,7 @@ extension Store {
                 """
                 INSERT INTO jobs (id, app_id, state, target_kind, error, finished_at)
                 VALUES (\(id), \(app), 'failed', 'unknown', \(reason), now())
-                ON CONFLICT (id) DO UPDATE SET state = 'failed', error = EXCLUDED.error, finished_at = now()
+                ON CONFLICT (app_id, id) DO UPDATE SET state = 'failed', error = EXCLUDED.error, finished_at = now()
                 WHERE jobs.state NOT IN ('done', 'failed', 'cancelled')
                 """,
                 logger: logger
@@ -94,21 +97,54 @@ extension Store {
         }
     }
 
-    /// The job with `id`, if any.
-    public func job(id: String) async throws(StoreError) -> JobStatus? {
+    /// The app's job with `id`, if any.
+    public func job(app: String, id: String) async throws(StoreError) -> JobStatus? {
         try await run("reading a job") {
             let rows = try await client.query(
                 """
                 SELECT id, app_id, state, target_kind, targeted, sent, pruned, failed, expired, retried, error
-                FROM jobs WHERE id = \(id)
+                FROM jobs WHERE app_id = \(app) AND id = \(id)
                 """,
                 logger: logger
             )
-            for try await row in rows {
-                let (id, app, state, kind, targeted, sent, pruned, failed, expired, retried, error) = try row.decode(
-                    (String, String, String, String, Int64, Int64, Int64, Int64, Int64, Int64, String?).self
-                )
-                return JobStatus(
+            return try await Self.collectStatuses(rows).first
+        }
+    }
+
+    /// Every app's job with `id` (for operators who know only the id: `herald jobs show ID`), at most `limit`.
+    public func jobs(id: String, limit: Int = 100) async throws(StoreError) -> [JobStatus] {
+        try await run("reading jobs by id") {
+            let rows = try await client.query(
+                """
+                SELECT id, app_id, state, target_kind, targeted, sent, pruned, failed, expired, retried, error
+                FROM jobs WHERE id = \(id) ORDER BY app_id LIMIT \(limit)
+                """,
+                logger: logger
+            )
+            return try await Self.collectStatuses(rows)
+        }
+    }
+
+    /// The app of the one job with `id`, if exactly one app has a job with that id: how a batch message published
+    /// before ids were scoped by app (it names no app) finds its job.
+    public func onlyApp(ofJob id: String) async throws(StoreError) -> String? {
+        try await run("finding a job's app") {
+            let rows = try await client.query(
+                "SELECT app_id FROM jobs WHERE id = \(id) LIMIT 2", logger: logger)
+            var apps: [String] = []
+            for try await app in rows.decode(String.self) { apps.append(app) }
+            return apps.count == 1 ? apps[0] : nil
+        }
+    }
+
+    private static func collectStatuses(_ rows: PostgresRowSequence) async throws -> [JobStatus] {
+        var jobs: [JobStatus] = []
+        for try await row in rows {
+            let (id, app, state, kind, targeted, sent, pruned, failed, expired, retried, error) = try row.decode(
+                (String, String, String, String, Int64, Int64, Int64, Int64, Int64, Int64, String?).self
+            )
+            jobs.append(
+                JobStatus(
                     id: id,
                     app: app,
                     state: JobState(rawValue: state) ?? .failed,
@@ -118,9 +154,8 @@ extension Store {
                         expired: Int(expired), retried: Int(retried)
                     ),
                     error: error
-                )
-            }
-            return nil
+                ))
         }
+        return jobs
     }
 }

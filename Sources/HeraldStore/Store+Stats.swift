@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Logging
 import PostgresNIO
 
@@ -38,14 +39,14 @@ extension Store {
 
     /// Latency from the job's publish to each batch's completion, weighted by the notifications the batch sent: the
     /// per-notification figure at batch granularity (a notification is counted when its batch's results are written).
-    public func batchLatency(job: String) async throws(StoreError) -> LatencySummary {
+    public func batchLatency(job: JobKey) async throws(StoreError) -> LatencySummary {
         try await run("reading batch latencies") {
             let rows = try await client.query(
                 """
                 WITH per_notification AS (
                     SELECT extract(epoch FROM b.completed_at - j.published_at) AS latency, b.completed_at
-                    FROM batches b JOIN jobs j ON j.id = b.job_id, generate_series(1, b.sent)
-                    WHERE b.job_id = \(job) AND b.state = 'done')
+                    FROM batches b JOIN jobs j ON j.app_id = b.app_id AND j.id = b.job_id, generate_series(1, b.sent)
+                    WHERE b.app_id = \(job.app) AND b.job_id = \(job.id) AND b.state = 'done')
                 SELECT count(*)::bigint,
                        coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY latency), 0)::float8 * 1000,
                        coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY latency), 0)::float8 * 1000,
@@ -80,14 +81,16 @@ extension Store {
         }
     }
 
-    /// Removes every job of an app, with its batches (for benchmarks, which use an app of their own).
+    /// Removes every job of an app, with its batches and badge records (for benchmarks, which use an app of their
+    /// own).
     @discardableResult
     public func deleteJobs(app: String) async throws(StoreError) -> Int {
         try await run("deleting jobs") {
             let rows = try await client.query(
                 """
                 WITH gone AS (DELETE FROM jobs WHERE app_id = \(app) RETURNING id),
-                gone_batches AS (DELETE FROM batches WHERE job_id IN (SELECT id FROM gone))
+                gone_batches AS (DELETE FROM batches WHERE app_id = \(app)),
+                gone_badges AS (DELETE FROM badge_applications WHERE app_id = \(app))
                 SELECT count(*)::bigint FROM gone
                 """,
                 logger: logger

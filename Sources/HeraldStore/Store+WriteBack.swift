@@ -48,6 +48,9 @@ public struct WriteBack: Sendable, Hashable {
         self.app = app
     }
 
+    /// The job's identity.
+    public var job: JobKey { JobKey(app: app, id: jobID) }
+
     /// Adds another batch's counts of the same job (prunes and failures are not merged).
     mutating func add(_ other: WriteBack) {
         targeted += other.targeted
@@ -147,7 +150,7 @@ extension Store {
             UPDATE jobs SET targeted = targeted + \(writeBack.targeted), sent = sent + \(writeBack.sent),
                 pruned = pruned + \(pruned), failed = failed + \(failures.count + writeBack.rejectedTokens),
                 expired = expired + \(writeBack.expired), retried = retried + \(writeBack.retried)
-            WHERE id = \(writeBack.jobID)
+            WHERE app_id = \(writeBack.app) AND id = \(writeBack.jobID)
             """,
             logger: logger
         )

@@ -46,7 +46,8 @@ struct BatchDeliverer: Sendable {
         case .unknownJob:
             return .unknownJob
         case .jobStopped(let state):
-            let finished = try await store.complete(batch.key, with: WriteBack(jobID: batch.job, app: ""), retry: nil)
+            let finished = try await store.complete(
+                batch.key, with: WriteBack(jobID: batch.job, app: batch.key.app), retry: nil)
             return finished == nil ? .alreadyDone : .skipped(state)
         case .deliver(let jobSpec, let published, let perSecond):
             spec = jobSpec
@@ -55,6 +56,7 @@ struct BatchDeliverer: Sendable {
         }
 
         var logger = self.logger
+        logger[metadataKey: "app"] = "\(batch.key.app)"
         logger[metadataKey: "job"] = "\(batch.job)"
         logger[metadataKey: "batch"] = "\(batch.seq).\(batch.attempt)"
         let job = try PreparedJob.decode(Array(spec.utf8)) { batch.job }
@@ -81,7 +83,8 @@ struct BatchDeliverer: Sendable {
 
         var badges: [String: Int] = [:]
         if let increment = job.template.badgeIncrement {
-            badges = try await store.incrementBadges(app: job.app, tokens: devices.map(\.token), by: increment)
+            // Once per device per job: a retry or redelivery gets the badge the first delivery computed.
+            badges = try await store.incrementBadges(job: job.key, tokens: devices.map(\.token), by: increment)
         }
         let requests = makeRequests(for: devices, job: job, bundleID: app.topic, badges: badges)
         let results = try await send(requests, job: job, client: client, throttle: throttle, publishedAt: publishedAt)
@@ -160,8 +163,8 @@ struct BatchDeliverer: Sendable {
 
     /// The one batch (seq 0, attempt 1) of a small job claimed by `Store.claimSmallJobs`: its listed tokens. Only
     /// its key is used (a retry or park lists the failed tokens itself).
-    private static func smallJobBatch(_ job: String) -> BatchMessage {
-        BatchMessage(job: job, seq: 0, attempt: 1, tokens: [])
+    private static func smallJobBatch(_ job: PreparedJob) -> BatchMessage {
+        BatchMessage(app: job.app, job: job.id, seq: 0, attempt: 1, tokens: [])
     }
 
     /// What `sendSmallJobs` did, for `finishSmallJobs` once the group's rows are committed.
@@ -229,7 +232,7 @@ struct BatchDeliverer: Sendable {
                     return Share(
                         requests: requests,
                         range: 0..<requests.count,
-                        stop: StopFlag(job: small.job.id, registry: stoppedJobs),
+                        stop: StopFlag(job: small.job.key, registry: stoppedJobs),
                         publishedAt: small.publishedAt ?? receivedAt
                     )
                 }
@@ -246,7 +249,7 @@ struct BatchDeliverer: Sendable {
         }
 
         for ((small, _, _), result) in zip(sendable, results) {
-            let batch = Self.smallJobBatch(small.job.id)
+            let batch = Self.smallJobBatch(small.job)
             var writeBack = Self.firstWriteBack(of: small.job, devices: small.tokens.count)
             let (retry, jobFailure) = try await settle(result, batch: batch, into: &writeBack, tally: &tally)
             if let jobFailure {
@@ -269,45 +272,45 @@ struct BatchDeliverer: Sendable {
     /// Finishes what `sendSmallJobs` left running, once the group's rows are committed: fails (and parks once) the
     /// jobs APNs rejected as a whole and those whose app is gone, then completes the rest. Returns each job's
     /// outcome (a job written done has one only when `onJobHandled` is set).
-    func finishSmallJobs(_ sent: SentSmallJobs) async throws -> [String: Outcome] {
-        var outcomes: [String: Outcome] = [:]
+    func finishSmallJobs(_ sent: SentSmallJobs) async throws -> [JobKey: Outcome] {
+        var outcomes: [JobKey: Outcome] = [:]
         // The rows written done; counted once for the group: each counter lookup hashes its labels. Their outcomes
         // are only for the `onJobHandled` hook, so they are not built without it.
         var done = 0
         let wantsOutcomes = configuration.onJobHandled != nil
         for row in sent.rows where row.done != nil {
-            if wantsOutcomes { outcomes[row.id] = .completed(jobFinished: .done) }
+            if wantsOutcomes { outcomes[JobKey(app: row.app, id: row.id)] = .completed(jobFinished: .done) }
             done += 1
         }
         metrics.batchesCompleted.increment(by: done)
         metrics.jobFinished(state: JobState.done.rawValue, count: done)
         for job in sent.appGone {
             let stopped = try await stopJob(
-                job, reason: "app \(job.app) is no longer in the apps file", batch: Self.smallJobBatch(job.id))
-            outcomes[job.id] = stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
+                job, reason: "app \(job.app) is no longer in the apps file", batch: Self.smallJobBatch(job))
+            outcomes[job.key] = stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
         }
         // A job APNs rejected as a whole is failed (and parked once) first, so that its completion, which still
         // writes its counts, does not mark it done.
-        var stoppedHere = Set<String>()
+        var stoppedHere = Set<JobKey>()
         for (job, reason) in sent.stopped
         where try await stopJob(job, reason: "APNs rejected the job: \(reason)", batch: nil) {
-            stoppedHere.insert(job.id)
+            stoppedHere.insert(job.key)
         }
         guard !sent.continuing.isEmpty else { return outcomes }
         let completed = try await store.completeSmallJobs(sent.continuing)
         for completion in sent.continuing {
             guard completed.pruned[completion.key] != nil else {
                 metrics.batchesDuplicate.increment()
-                outcomes[completion.key.job] = .alreadyDone
+                outcomes[completion.key.jobKey] = .alreadyDone
                 continue
             }
             metrics.batchesCompleted.increment()
-            let finished = completed.finished[completion.key.job]
+            let finished = completed.finished[completion.key.jobKey]
             if let finished { metrics.jobFinished(state: finished.rawValue) }
-            outcomes[completion.key.job] = .completed(jobFinished: finished)
+            outcomes[completion.key.jobKey] = .completed(jobFinished: finished)
         }
         for (job, _) in sent.stopped {
-            outcomes[job.id] = .completed(jobFinished: stoppedHere.contains(job.id) ? .failed : nil)
+            outcomes[job.key] = .completed(jobFinished: stoppedHere.contains(job.key) ? .failed : nil)
         }
         return outcomes
     }
@@ -401,7 +404,7 @@ struct BatchDeliverer: Sendable {
         let share = Share(
             requests: requests,
             range: 0..<requests.count,
-            stop: StopFlag(job: job.id, registry: stoppedJobs),
+            stop: StopFlag(job: job.key, registry: stoppedJobs),
             publishedAt: publishedAt
         )
         guard let throttle else { return await sendProbingFirst([share], through: client)[0] }
@@ -413,7 +416,7 @@ struct BatchDeliverer: Sendable {
         var chunk = 1
         while !rest.range.isEmpty {
             let slice = rest.prefix(chunk)
-            let wait = try await store.throttle(job: job.id, count: slice.range.count, perSecond: throttle)
+            let wait = try await store.throttle(job: job.key, count: slice.range.count, perSecond: throttle)
             if wait > .zero { try await Task.sleep(for: wait) }
             results += await Self.sendShares(
                 [slice],
@@ -623,6 +626,7 @@ struct BatchDeliverer: Sendable {
         let topology = configuration.topology
         if batch.attempt < configuration.maximumBatchAttempts {
             let retry = BatchMessage(
+                app: batch.app,
                 job: batch.job,
                 seq: batch.seq,
                 attempt: batch.attempt + 1,
@@ -643,7 +647,7 @@ struct BatchDeliverer: Sendable {
             return retry.key
         }
         let parked = BatchMessage(
-            job: batch.job, seq: batch.seq, attempt: batch.attempt, tokens: transient.map(\.0.hex))
+            app: batch.app, job: batch.job, seq: batch.seq, attempt: batch.attempt, tokens: transient.map(\.0.hex))
         let body = Array(try JSONEncoder().encode(parked))
         try await outages.untilDone("parking a batch's devices") {
             try await Parking(publisher: publisher, topology: topology).park(
@@ -679,7 +683,7 @@ struct BatchDeliverer: Sendable {
         if let batch {
             _ = try await store.complete(batch.key, with: WriteBack(jobID: job.id, app: job.app), retry: nil)
         }
-        guard try await store.failJob(id: job.id, reason: reason) else { return false }
+        guard try await store.failJob(job.key, reason: reason) else { return false }
         logger.warning("job stopped", metadata: ["job": "\(job.id)", "reason": "\(reason)"])
         try await Parking(publisher: publisher, topology: configuration.topology).park(
             Array(try JSONEncoder().encode(job.spec)),
@@ -700,13 +704,13 @@ final class StopFlag: Sendable {
     /// The reason given to notifications not sent because the job stopped.
     static let stopped = APNSReason(rawValue: "JobStopped")
 
-    private let job: String
+    private let job: JobKey
     private let registry: StoppedJobs
     private let flag = Atomic(false)
     /// The registry's version last looked at: checked per notification, the registry is read only when it changed.
     private let seenVersion = Atomic(0)
 
-    init(job: String, registry: StoppedJobs) {
+    init(job: JobKey, registry: StoppedJobs) {
         self.job = job
         self.registry = registry
     }
@@ -769,15 +773,15 @@ extension DeliveryResult {
 
 /// The jobs a worker has seen rejected as a whole (bounded: the oldest are forgotten).
 final class StoppedJobs: Sendable {
-    private let jobs = Mutex<[String]>([])
+    private let jobs = Mutex<[JobKey]>([])
     private let insertions = Atomic(0)
 
     /// Changes whenever a job is added (after it is readable through `contains`).
     var version: Int { insertions.load(ordering: .acquiring) }
 
-    func contains(_ job: String) -> Bool { jobs.withLock { $0.contains(job) } }
+    func contains(_ job: JobKey) -> Bool { jobs.withLock { $0.contains(job) } }
 
-    func insert(_ job: String) {
+    func insert(_ job: JobKey) {
         let added = jobs.withLock { jobs in
             guard !jobs.contains(job) else { return false }
             jobs.append(job)

@@ -17,6 +17,8 @@ struct JobConsumer: Sendable {
     let logger: Logger
     /// Small jobs waiting to be delivered in groups.
     let smallJobs: SmallJobQueue
+    /// Who is planning which job, across every worker.
+    let claims: PlanningClaims
     /// Holds work through outages of the database.
     var outages: OutageWaiter { OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled) }
     var intake: Intake { Intake(configuration: configuration) }
@@ -94,28 +96,26 @@ struct JobConsumer: Sendable {
             && !job.template.variesPerDevice
     }
 
-    /// Registers and plans one job (delivering it here if it fits in one batch).
+    /// Registers and plans one job (delivering it here if it fits in one batch), holding the job's planning claim:
+    /// a copy of a job that a live planner is planning is acknowledged without planning. That planner has not
+    /// acknowledged its own copy, so if it dies, that copy comes back (redelivered) and resumes from the cursor.
     private func process(_ item: SmallJobQueue.Item, consumer: AMQPConsumer, logger: Logger) async {
         let (delivery, job) = (item.delivery, item.job)
         let event: JobEvent?
         do {
-            // Held through a database outage; the job id makes a second try resume rather than repeat (a batch
-            // that was sent is settled by the deliverer, which never sends it again: `SentButNotSettled`).
+            // Held through a database outage, with the job's planning claim: the id makes a second try resume rather
+            // than repeat (a batch that was sent is settled by the deliverer, which never sends it again:
+            // `SentButNotSettled`). A redelivered copy may be the message of a planner that died a moment ago, whose
+            // session PostgreSQL has not dropped yet (or of this process's planner, back through a broker
+            // reconnection): it waits for the claim rather than taking that planner for alive.
+            let wait = delivery.redelivered ? configuration.planningClaimWait : .zero
             event = try await outages.untilDone("planning a job") {
-                switch try await store.register(job, spec: item.spec, publishedAt: item.publishedAt) {
-                case .scheduled:
-                    logger.info("job scheduled")
-                    return .scheduled(id: job.id)
-                case .duplicate(let state):
-                    logger.info("job already finished, not sent again", metadata: ["state": "\(state.rawValue)"])
-                    return .duplicate(id: job.id, state: state)
-                case .plan(let cursor, let nextSeq, let planned):
-                    let finished = try await planner.plan(
-                        job, cursor: cursor, nextSeq: nextSeq, planned: planned, redelivered: delivery.redelivered)
-                    guard let finished else { return nil }
-                    logger.info("job finished", metadata: ["state": "\(finished.rawValue)"])
-                    return .finished(id: job.id, state: finished)
+                let claimed: JobEvent?? = try await claims.withClaim(on: job.key, wait: wait) {
+                    try await registerAndPlan(item, logger: logger)
                 }
+                if let claimed { return claimed }
+                logger.info("job is being planned by another worker, not planned again")
+                return .duplicate(app: job.app, id: job.id, state: .running)
             }
         } catch {
             await fail(delivery, job: job, error: error, consumer: consumer, logger: logger)
@@ -141,11 +141,30 @@ struct JobConsumer: Sendable {
         let reason: String
         if FailureKind(error) == .permanent {
             reason = "\(error)"
-            if let job { try? await store.failJob(id: job.id, reason: reason) }
+            if let job { try? await store.failJob(job.key, reason: reason) }
         } else {
             reason = "\(JobError.Code.failedRepeatedly): \(error)"
         }
         await park(delivery, jobID: job?.id, reason: reason, consumer: consumer, logger: logger)
+    }
+
+    /// Registers a job and plans it; the caller holds its planning claim. Returns the event to report, if any.
+    private func registerAndPlan(_ item: SmallJobQueue.Item, logger: Logger) async throws -> JobEvent? {
+        let job = item.job
+        switch try await store.register(job, spec: item.spec, publishedAt: item.publishedAt) {
+        case .scheduled:
+            logger.info("job scheduled")
+            return .scheduled(app: job.app, id: job.id)
+        case .duplicate(let state):
+            logger.info("job already finished, not sent again", metadata: ["state": "\(state.rawValue)"])
+            return .duplicate(app: job.app, id: job.id, state: state)
+        case .plan(let cursor, let nextSeq, let planned):
+            let finished = try await planner.plan(
+                job, cursor: cursor, nextSeq: nextSeq, planned: planned, redelivered: item.delivery.redelivered)
+            guard let finished else { return nil }
+            logger.info("job finished", metadata: ["state": "\(finished.rawValue)"])
+            return .finished(app: job.app, id: job.id, state: finished)
+        }
     }
 
     /// Delivers a group of small jobs: claims the new ones, sends them all and writes each one's row once, in one
@@ -158,14 +177,15 @@ struct JobConsumer: Sendable {
         var rest: [SmallJobQueue.Item] = []
         let claim: SmallJobClaim<SentGroup>
         do {
-            claim = try await store.claimSmallJobs(group.map(\.job.id)) { claimed in
-                // A claimed id is delivered here once; a second message with the same id waits for the one-by-one
-                // path.
+            claim = try await store.claimSmallJobs(group.map(\.job.key)) { claimed in
+                // A claimed job is delivered here once; a second message with the same app and id waits for the
+                // one-by-one path.
                 var fast: [SmallJobQueue.Item] = []
                 var others: [SmallJobQueue.Item] = []
-                var taken = Set<String>()
+                var taken = Set<JobKey>()
                 for item in group {
-                    if claimed.contains(item.job.id) && taken.insert(item.job.id).inserted {
+                    let key = item.job.key
+                    if claimed.contains(key) && taken.insert(key).inserted {
                         fast.append(item)
                     } else {
                         others.append(item)
@@ -253,7 +273,7 @@ struct JobConsumer: Sendable {
 
     /// Finishes a sent group whose rows are written (dead tokens, failures, retries, stops) and acknowledges it.
     private func settle(_ group: SentGroup, consumer: AMQPConsumer) async {
-        let outcomes: [String: BatchDeliverer.Outcome]
+        let outcomes: [JobKey: BatchDeliverer.Outcome]
         do {
             outcomes = try await outages.untilDone("finishing a group of small jobs") {
                 try await deliverer.finishSmallJobs(group.sent)
@@ -269,8 +289,8 @@ struct JobConsumer: Sendable {
         try? await consumer.ack(group.fast.lazy.map(\.delivery))
         if let onJobHandled = configuration.onJobHandled {
             for item in group.fast {
-                if case .completed(let finished?) = outcomes[item.job.id] {
-                    onJobHandled(.finished(id: item.job.id, state: finished))
+                if case .completed(let finished?) = outcomes[item.job.key] {
+                    onJobHandled(.finished(app: item.job.app, id: item.job.id, state: finished))
                 }
             }
         }
@@ -310,7 +330,7 @@ struct BatchConsumer: Sendable {
     var outages: OutageWaiter { deliverer.outages }
 
     func handle(_ delivery: AMQPDelivery, consumer: AMQPConsumer) async {
-        let batch: BatchMessage
+        var batch: BatchMessage
         do {
             batch = try Intake(configuration: configuration).batch(delivery)
         } catch {
@@ -323,7 +343,14 @@ struct BatchConsumer: Sendable {
         do {
             // Held through a database outage until it is delivered; a failure after the send is not retried here
             // (`SentButNotSettled`): the deliverer already held its writes as long as it could.
-            outcome = try await outages.untilDone("delivering a batch") { try await deliverer.deliver(batch) }
+            outcome = try await outages.untilDone("delivering a batch") {
+                if batch.app == nil {
+                    // Published before job ids were scoped by app (schemas/007): its job is the only one with its id.
+                    batch.app = try await deliverer.store.onlyApp(ofJob: batch.job)
+                }
+                guard batch.app != nil else { return .unknownJob }
+                return try await deliverer.deliver(batch)
+            }
         } catch {
             if FailureKind.handBack(error) {
                 logger.notice("shutting down, handing the batch back", metadata: ["batch": "\(batch.key)"])
@@ -339,7 +366,9 @@ struct BatchConsumer: Sendable {
         switch outcome {
         case .completed(let finished):
             configuration.onJobHandled?(.batchCompleted(batch.key))
-            if let finished { configuration.onJobHandled?(.finished(id: batch.job, state: finished)) }
+            if let finished {
+                configuration.onJobHandled?(.finished(app: batch.key.app, id: batch.job, state: finished))
+            }
         case .alreadyDone, .skipped:
             break
         case .unknownJob:

@@ -10,7 +10,8 @@ import RabbitMQ
 /// here; larger ones are published to `herald.batches` with confirms for every worker to share.
 ///
 /// Planning resumes where it stopped: the cursor moves only after a batch is published, so a crash re-publishes at
-/// most the batch it was on (and its delivery is deduplicated by the batch's completion record).
+/// most the batch it was on (and its delivery is deduplicated by the batch's completion record). Only the holder of
+/// the job's planning claim plans it (`JobConsumer`, `PlanningClaims`): two copies of a job never plan at once.
 struct Planner: Sendable {
     let store: Store
     let configuration: WorkerConfiguration
@@ -30,7 +31,7 @@ struct Planner: Sendable {
         if planned, redelivered, case .tokens(let tokens) = job.audience, tokens.count <= configuration.batchSize,
             nextSeq == 1
         {
-            let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
+            let batch = BatchMessage(app: job.app, job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
             if case .completed(let finished?) = try await deliverer.deliver(batch) { return finished }
         }
         if !planned {
@@ -38,7 +39,7 @@ struct Planner: Sendable {
             case .tokens(let tokens):
                 if cursor == nil && tokens.count <= configuration.batchSize {
                     // The common small job: one batch, planned and finished in its own completion transaction.
-                    let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
+                    let batch = BatchMessage(app: job.app, job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
                     try await store.planSingleBatch(batch.key, cursor: String(tokens.count))
                     if case .completed(let finished) = try await deliverer.deliver(batch) { return finished }
                     return nil
@@ -48,7 +49,7 @@ struct Planner: Sendable {
                 try await planAudience(job, cursor: cursor, nextSeq: nextSeq)
             }
         }
-        let finished = try await store.finishPlanning(job: job.id)
+        let finished = try await store.finishPlanning(job: job.key)
         if let finished { metrics.jobFinished(state: finished.rawValue) }
         return finished
     }
@@ -59,7 +60,7 @@ struct Planner: Sendable {
         var seq = nextSeq
         while index < tokens.count {
             let slice = tokens[index..<min(index + size, tokens.count)]
-            let batch = BatchMessage(job: job.id, seq: seq, attempt: 1, tokens: slice.map(\.hex))
+            let batch = BatchMessage(app: job.app, job: job.id, seq: seq, attempt: 1, tokens: slice.map(\.hex))
             try await publish(batch)
             index += slice.count
             guard try await recordPlanned(batch.key, cursor: String(index)) else { return }
@@ -77,13 +78,14 @@ struct Planner: Sendable {
                 app: job.app, filter: job.audience.filter, after: cursor, limit: size)
             if seq == 0 && page.count < size {
                 // The whole audience fits in one batch: deliver it here instead of through the queue.
-                let batch = BatchMessage(job: job.id, seq: 0, attempt: 1, after: nil, through: page.last ?? "")
+                let batch = BatchMessage(
+                    app: job.app, job: job.id, seq: 0, attempt: 1, after: nil, through: page.last ?? "")
                 _ = try await deliverer.deliver(batch)
                 _ = try await store.recordPlanned(batch.key, cursor: page.last)
                 return
             }
             guard let last = page.last else { return }
-            let batch = BatchMessage(job: job.id, seq: seq, attempt: 1, after: cursor, through: last)
+            let batch = BatchMessage(app: job.app, job: job.id, seq: seq, attempt: 1, after: cursor, through: last)
             try await publish(batch)
             guard try await recordPlanned(batch.key, cursor: last) else {
                 logger.info("planning stopped: job no longer running", metadata: ["job": "\(job.id)"])

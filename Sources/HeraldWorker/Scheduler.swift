@@ -39,7 +39,7 @@ struct Scheduler: Sendable {
                 try await publisher.publish(
                     Array(job.spec.utf8),
                     routingKey: topology.jobs,
-                    properties: AMQPProperties(contentType: "application/json", messageID: job.id),
+                    properties: AMQPProperties(contentType: "application/json", messageID: job.job.id),
                     mandatory: true
                 )
             }

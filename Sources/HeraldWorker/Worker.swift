@@ -29,8 +29,12 @@ public func buildWorker(
         eventLoopGroup: eventLoopGroup,
         logger: logger
     )
-    let shared = WorkerShared(configuration: configuration, store: store, clients: clients, logger: logger)
-    var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: postgres)]
+    let claims = try PlanningClaims(database: configuration.database, logger: logger)
+    let shared = WorkerShared(
+        configuration: configuration, store: store, clients: clients, claims: claims, logger: logger)
+    var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+        .init(service: postgres), .init(service: PlanningClaimsService(claims: claims)),
+    ]
     if let port = configuration.operationsPort {
         let state = shared.state
         let readiness = Readiness {
@@ -71,6 +75,7 @@ struct WorkerShared: Sendable {
     let configuration: WorkerConfiguration
     let store: Store
     let clients: APNSClients
+    let claims: PlanningClaims
     let logger: Logger
     let metrics = WorkerMetrics()
     let stoppedJobs = StoppedJobs()
@@ -135,7 +140,8 @@ struct PlannerService: Service {
                 configuration: configuration, store: shared.store, planner: planner, deliverer: deliverer,
                 parking: Parking(publisher: publisher, topology: configuration.topology), metrics: shared.metrics,
                 logger: shared.logger,
-                smallJobs: SmallJobQueue(maximumRunners: 4, maximumGroup: max(1, Int(configuration.prefetch) / 4))
+                smallJobs: SmallJobQueue(maximumRunners: 4, maximumGroup: max(1, Int(configuration.prefetch) / 4)),
+                claims: shared.claims
             )
             shared.state.started()
             defer { shared.state.stopped() }
@@ -192,6 +198,16 @@ struct APNSClientsService: Service {
     func run() async throws {
         try? await gracefulShutdown()
         await clients.shutdown()
+    }
+}
+
+/// Keeps the planning claims' connection while the group runs and closes it once the planner has drained.
+struct PlanningClaimsService: Service {
+    let claims: PlanningClaims
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await claims.close()
     }
 }
 

@@ -28,6 +28,10 @@ public struct WorkerConfiguration: Sendable {
     public var maximumBatchAttempts: Int = 5
     /// How often the scheduler looks for due jobs.
     public var schedulerInterval: Duration = .seconds(1)
+    /// How long a redelivered job message waits for the planning claim of its job when it is held (its planner may
+    /// have died a moment ago, before PostgreSQL noticed, or may yet fail): past this, that planner is taken to be
+    /// alive and the message is acknowledged as a copy. Above the ~25 s in which PostgreSQL drops a vanished session.
+    public var planningClaimWait: Duration = .seconds(60)
     /// How long a finished job id is remembered for idempotency.
     public var idempotencyRetention: Duration = .seconds(7 * 24 * 3600)
     /// Notifications of one job in flight at once.
@@ -66,14 +70,14 @@ public struct WorkerConfiguration: Sendable {
 
 /// What happened to one job message.
 public enum JobEvent: Sendable, Hashable {
-    /// The job finished (every batch done, or stopped by APNs): its id and final state.
-    case finished(id: String, state: JobState)
+    /// The job finished (every batch done, or stopped by APNs): its app, id and final state.
+    case finished(app: String, id: String, state: JobState)
     /// The job is held until its send_at.
-    case scheduled(id: String)
+    case scheduled(app: String, id: String)
     /// One batch of the job was delivered and written back.
     case batchCompleted(BatchKey)
-    /// The id was already final: acknowledged without sending.
-    case duplicate(id: String, state: JobState)
+    /// The job was already final, or another live planner is planning it (`running`): acknowledged without sending.
+    case duplicate(app: String, id: String, state: JobState)
     /// Parked with a reason; the job id if the message was a job at all.
     case parked(id: String?, reason: String)
     /// A message is held while the database is unreachable: one event per wait (numbered from 1 for each

@@ -38,7 +38,7 @@ import Testing
             // 12 batches of 250, each completed once, by more than one worker.
             #expect(completedBy.events.count == 12)
             #expect(Set(completedBy.events).count > 1)
-            let status = try #require(try await harness.store.job(id: "broadcast"))
+            let status = try #require(try await harness.job("broadcast"))
             #expect(status.counters.targeted == 3_000)
             #expect(status.counters.sent == 3_000)
             for worker in workers { try await worker.stop() }
@@ -59,8 +59,10 @@ import Testing
             try await harness.publish(WorkerHarness.broadcast(id: "retry"))
             #expect(await harness.waitUntilFinished("retry") == .done)
             #expect(Set(harness.received(job: "retry")).count == 10)
-            #expect(harness.events.events.contains(.batchCompleted(BatchKey(job: "retry", seq: 0, attempt: 2))))
-            let status = try #require(try await harness.store.job(id: "retry"))
+            #expect(
+                harness.events.events.contains(
+                    .batchCompleted(BatchKey(app: WorkerHarness.app, job: "retry", seq: 0, attempt: 2))))
+            let status = try #require(try await harness.job("retry"))
             #expect(status.counters.sent == 10)
             #expect(status.counters.retried >= 2)
             #expect(status.counters.failed == 0)
@@ -77,7 +79,7 @@ import Testing
             let worker = try harness.startWorker { $0.maximumBatchAttempts = 2 }
             try await harness.publish(WorkerHarness.broadcast(id: "exhausted"))
             #expect(await harness.waitUntilFinished("exhausted") == .done)
-            let status = try #require(try await harness.store.job(id: "exhausted"))
+            let status = try #require(try await harness.job("exhausted"))
             #expect(status.counters.sent == 5)
             #expect(status.counters.failed == 3)
 
@@ -106,7 +108,7 @@ import Testing
             let worker = try harness.startWorker { $0.batchSize = 500 }
             try await harness.publish(WorkerHarness.broadcast(id: "bad-topic"))
             #expect(await harness.waitUntilFinished("bad-topic") == .failed)
-            let status = try #require(try await harness.store.job(id: "bad-topic"))
+            let status = try #require(try await harness.job("bad-topic"))
             #expect(status.state == .failed)
             #expect(status.error?.contains("Topic") == true)
             #expect(status.counters.sent == 0)
@@ -132,21 +134,21 @@ import Testing
             // machine (every suite at once on 2 cores) it may take it after, and then sends it at once: waiting
             // for its `scheduled` event alone would wait forever. Either way nothing reaches APNs early.
             _ = await harness.events.wait { events in
-                events.contains(.scheduled(id: "never"))
+                events.contains(.scheduled(app: WorkerHarness.app, id: "never"))
                     && events.contains { event in
                         switch event {
-                        case .scheduled(id: "later"), .finished(id: "later", _): true
+                        case .scheduled(app: _, id: "later"), .finished(app: _, id: "later", _): true
                         default: false
                         }
                     }
             }
-            #expect(try await harness.store.cancelJob(id: "never") == .scheduled)
+            #expect(try await harness.store.cancelJob(JobKey(app: WorkerHarness.app, id: "never")) == .scheduled)
 
             #expect(await harness.waitUntilFinished("later") == .done)
             let records = harness.simulator.records.filter { $0.payload.contains("\"later\"") }
             #expect(records.count == 5)
             #expect(records.allSatisfy { $0.receivedAt >= sendAt })
-            #expect(try await harness.store.job(id: "never")?.state == .cancelled)
+            #expect(try await harness.job("never")?.state == .cancelled)
             #expect(harness.received(job: "never").isEmpty)
             try await worker.stop()
         }
@@ -212,7 +214,7 @@ import Testing
             )
             try await harness.publish(job)
             #expect(await harness.waitUntilFinished("stale") == .done)
-            #expect(try await harness.store.job(id: "stale")?.counters == JobCounters(targeted: 4, expired: 4))
+            #expect(try await harness.job("stale")?.counters == JobCounters(targeted: 4, expired: 4))
             #expect(harness.simulator.records.isEmpty)
             try await worker.stop()
         }

@@ -48,7 +48,7 @@ import Testing
                 let received = harness.received(job: id)
                 #expect(received.count == devices.count, "\(id): every device once")
                 #expect(Set(received).count == devices.count)
-                let counters = try await harness.store.job(id: id)?.counters
+                let counters = try await harness.job(id)?.counters
                 #expect(counters?.targeted == devices.count)
                 #expect(counters?.sent == devices.count)
             }

@@ -135,8 +135,8 @@ import Testing
                 #expect(reasons.count { $0.contains(batch.rule) } == 1, "\(batch.body): \(reasons)")
             }
             // The nanosecond- and microsecond-stamped jobs' rows were written once, with their counts.
-            #expect(try await harness.store.job(id: "valid-2")?.counters == JobCounters(targeted: 1, sent: 1))
-            #expect(try await harness.store.job(id: "valid-3")?.counters == JobCounters(targeted: 1, sent: 1))
+            #expect(try await harness.job("valid-2")?.counters == JobCounters(targeted: 1, sent: 1))
+            #expect(try await harness.job("valid-3")?.counters == JobCounters(targeted: 1, sent: 1))
         }
     }
 }

@@ -124,11 +124,12 @@ import Testing
                 let tokens = received[id] ?? []
                 #expect(Set(tokens) == expected, "job \(id)")
                 #expect(tokens.count == expected.count, "job \(id) duplicates")
-                let status = try #require(try await store.job(id: id))
+                let status = try #require(try await store.job(app: Self.app, id: id))
                 #expect(status.state == .done)
                 #expect(status.counters.sent == expected.count)
             }
-            #expect(try await store.job(id: "tokens")?.counters.failed ?? 0 >= 1)  // "not-hex" failed alone
+            // "not-hex" failed alone
+            #expect(try await store.job(app: Self.app, id: "tokens")?.counters.failed ?? 0 >= 1)
 
             // Dead devices are gone and recorded.
             #expect(try await store.deviceCount(app: Self.app) == fixture.live.count)
@@ -141,7 +142,7 @@ import Testing
                 id: "topic", app: Self.app, target: .topic("sports"), notification: JobNotification(aps: [:]))
             try await connection.publish(
                 Array(try JSONEncoder().encode(again)), routingKey: configuration.topology.jobs)
-            _ = await events.wait { $0.contains(.duplicate(id: "topic", state: .done)) }
+            _ = await events.wait { $0.contains(.duplicate(app: Self.app, id: "topic", state: .done)) }
             #expect(simulator.records.count == before)
 
             await worker.triggerGracefulShutdown()

@@ -48,9 +48,9 @@ import Testing
             for (i, device) in live.enumerated() {
                 #expect(harness.received(job: "small-\(i)") == [device.token.hex])
             }
-            #expect(try await harness.store.job(id: "small-1")?.counters == JobCounters(targeted: 1, sent: 1))
-            #expect(try await harness.store.job(id: "mixed")?.counters == JobCounters(targeted: 2, sent: 1, failed: 1))
-            #expect(try await harness.store.job(id: "dead-3")?.counters == JobCounters(targeted: 1, pruned: 1))
+            #expect(try await harness.job("small-1")?.counters == JobCounters(targeted: 1, sent: 1))
+            #expect(try await harness.job("mixed")?.counters == JobCounters(targeted: 2, sent: 1, failed: 1))
+            #expect(try await harness.job("dead-3")?.counters == JobCounters(targeted: 1, pruned: 1))
             let pruned = try await harness.store.deadTokens(app: WorkerHarness.app)
             #expect(Set(pruned.map(\.token)) == Set(dead.map(\.token)))
             #expect(Set(pruned.compactMap(\.jobID)) == Set((0..<20).map { "dead-\($0)" }))
@@ -70,7 +70,7 @@ import Testing
             await harness.waitUntilFinished(expected, in: .failed)
             try await worker.stop()
             for id in expected {
-                let status = try #require(try await harness.store.job(id: id))
+                let status = try #require(try await harness.job(id))
                 #expect(status.state == .failed)
                 #expect(status.error?.contains("Topic") == true)
                 #expect(status.counters == JobCounters(targeted: 1, failed: 1))
@@ -101,7 +101,7 @@ import Testing
             // What the killed worker had not finished — never started, or started with its batch still pending —
             // the survivor finishes, from the redelivered messages alone.
             var unfinished = Set<String>()
-            for id in ids where try await harness.store.job(id: id)?.state != .done { unfinished.insert(id) }
+            for id in ids where try await harness.job(id)?.state != .done { unfinished.insert(id) }
             let survivor = try harness.startWorker()
             let awaited = unfinished
             await harness.waitUntilFinished(awaited, in: .done)
@@ -112,7 +112,7 @@ import Testing
                 let received = harness.received(job: id)
                 #expect(received.first == device.token.hex)  // nothing lost
                 duplicates += max(0, received.count - 1)
-                #expect(try await harness.store.job(id: id)?.state == .done)
+                #expect(try await harness.job(id)?.state == .done)
             }
             #expect(duplicates <= prefetch)  // at most the jobs the killed worker had in hand
         }

@@ -13,6 +13,8 @@ import ServiceLifecycle
 /// `herald worker` builds them, and a publisher connection.
 final class WorkerHarness: Sendable {
     static let app = "com.example.news"
+    /// A second app, for the tests of job ids scoped by app.
+    static let otherApp = "com.example.sports"
 
     let store: Store
     let database: DatabaseConfiguration
@@ -37,7 +39,7 @@ final class WorkerHarness: Sendable {
         self.database = database
         self.simulator = simulator
         self.port = port
-        (self.apps, self.appsDirectory) = try TestAPNs.appsFile(apps: [Self.app], port: port)
+        (self.apps, self.appsDirectory) = try TestAPNs.appsFile(apps: [Self.app, Self.otherApp], port: port)
         self.topology = topology
         self.publisher = publisher
     }
@@ -107,13 +109,14 @@ final class WorkerHarness: Sendable {
     func importDevices(
         count: Int,
         prefix: String = "beef",
+        app: String = WorkerHarness.app,
         make: (Int, DeviceToken) -> DeviceRecord = { _, token in DeviceRecord(token: token) }
     ) async throws -> [DeviceRecord] {
         let devices = (0..<count).map { i in make(i, Self.token(i, prefix: prefix)) }
         var index = 0
         while index < devices.count {
             let slice = Array(devices[index..<min(index + 10_000, devices.count)])
-            _ = try await store.importDevices(slice, app: Self.app)
+            _ = try await store.importDevices(slice, app: app)
             index += slice.count
         }
         return devices
@@ -145,21 +148,26 @@ final class WorkerHarness: Sendable {
         events.events.compactMap { if case .parked(_, let reason) = $0 { reason } else { nil } }
     }
 
-    /// Waits until the job with `id` is finished (by a worker event), returning its final state.
-    func waitUntilFinished(_ id: String) async -> JobState {
+    /// The harness app's job with `id`.
+    func job(_ id: String, app: String = WorkerHarness.app) async throws -> JobStatus? {
+        try await store.job(app: app, id: id)
+    }
+
+    /// Waits until the job with `id` (of `app`) is finished (by a worker event), returning its final state.
+    func waitUntilFinished(_ id: String, app: String = WorkerHarness.app) async -> JobState {
         let events = await self.events.wait { events in
-            events.contains { if case .finished(id, _) = $0 { true } else { false } }
+            events.contains { if case .finished(app, id, _) = $0 { true } else { false } }
         }
-        for case .finished(let job, let state) in events where job == id { return state }
+        for case .finished(app, id, let state) in events { return state }
         return .failed
     }
 
-    /// Waits until every job in `ids` is finished (by a worker event) in `state`.
-    func waitUntilFinished(_ ids: Set<String>, in state: JobState) async {
+    /// Waits until every job in `ids` (of `app`) is finished (by a worker event) in `state`.
+    func waitUntilFinished(_ ids: Set<String>, in state: JobState, app: String = WorkerHarness.app) async {
         _ = await events.wait { events in
             let finished = Set(
                 events.compactMap { event -> String? in
-                    if case .finished(let id, state) = event { return id }
+                    if case .finished(app, let id, state) = event { return id }
                     return nil
                 })
             return finished.isSuperset(of: ids)
@@ -200,8 +208,19 @@ final class WorkerHarness: Sendable {
         }
     }
 
+    /// The simulator's accepted notifications for the job `id` of `app` (its topic), as tokens.
+    func received(job id: String, app: String) -> [String] {
+        simulator.records.compactMap { record in
+            guard record.topic == app,
+                let object = try? JSONSerialization.jsonObject(with: Data(record.payload.utf8)) as? [String: Any],
+                object["job"] as? String == id
+            else { return nil }
+            return record.token
+        }
+    }
+
     /// A job to every device, tagged so that its notifications can be told apart.
-    static func broadcast(id: String, notification: JobNotification? = nil) -> Job {
+    static func broadcast(id: String, app: String = WorkerHarness.app, notification: JobNotification? = nil) -> Job {
         Job(
             id: id, app: app, target: .all,
             notification: notification ?? JobNotification(aps: ["alert": "hi"], custom: ["job": .string(id)]))

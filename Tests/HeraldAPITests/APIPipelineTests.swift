@@ -53,7 +53,7 @@ import Testing
                 headers: [.init("Idempotency-Key")!: "api-e2e"]
             )
             #expect(accepted.status == .accepted)
-            _ = await events.wait { $0.contains(.finished(id: "api-e2e", state: .done)) }
+            _ = await events.wait { $0.contains(.finished(app: APIHarness.appA, id: "api-e2e", state: .done)) }
 
             // The replaced device kept its topic and got the notification under its new token; the dead one was pruned.
             #expect(simulator.records.map(\.token) == [live])

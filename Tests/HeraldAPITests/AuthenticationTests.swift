@@ -57,12 +57,19 @@ import Testing
             #expect(accepted.status == .accepted)
             for (method, uri, body) in Self.routes(app: APIHarness.appA, job: "job-of-a") {
                 let response = try await h.request(method, uri, key: h.keyB, json: body)
-                #expect(response.status == .forbidden, "\(method) \(uri)")
-                #expect(response.errorCode == "forbidden")
+                if uri.hasPrefix("/v1/jobs/") {
+                    // Job ids are scoped by the key's app: app B has no job "job-of-a", and is not told that app A
+                    // has one.
+                    #expect(response.status == .notFound, "\(method) \(uri)")
+                    #expect(response.errorCode == "not_found")
+                } else {
+                    #expect(response.status == .forbidden, "\(method) \(uri)")
+                    #expect(response.errorCode == "forbidden")
+                }
             }
             // Nothing of app A changed, and app B's own view has none of A's devices.
             #expect(try await h.store.device(app: APIHarness.appA, token: .init(trustedHex: token)) != nil)
-            #expect(try await h.store.job(id: "job-of-a")?.state == .queued)
+            #expect(try await h.store.job(app: APIHarness.appA, id: "job-of-a")?.state == .queued)
             let own = try await h.request(.get, "/v1/apps/\(APIHarness.appB)/devices/\(token)", key: h.keyB)
             #expect(own.status == .notFound)
             #expect(try await h.store.deviceCount(app: APIHarness.appB) == 0)

@@ -22,7 +22,7 @@ import Testing
             #expect(cancelled.status == .ok)
             #expect(cancelled.object["state"] as? String == "cancelled")
             #expect(cancelled.object["previous_state"] as? String == "scheduled")
-            #expect(try await h.store.job(id: id)?.state == .cancelled)
+            #expect(try await h.store.job(app: APIHarness.appA, id: id)?.state == .cancelled)
             let again = try await h.request(.delete, "/v1/jobs/\(id)", key: h.keyA)
             #expect(again.status == .conflict)
             #expect(again.errorCode == "job_finished")

@@ -54,22 +54,55 @@ import Testing
 
             // The same request again: the same id, nothing new stored.
             let again = try await h.request(.post, Self.uri, key: h.keyA, json: body, headers: key)
-            #expect(again.status == .accepted)
+            #expect(again.status == .ok)
             #expect(again.object["id"] as? String == "order-42")
             #expect(again.object["duplicate"] as? Bool == true)
             #expect(try await h.store.jobSummaries(since: 0).count == 1)
 
-            // The same key for a different request, or from another app, is a conflict.
+            // The same key for a different request is a conflict.
             let different = try await h.request(
                 .post, Self.uri, key: h.keyA,
                 json: #"{"target": {"all": true}, "notification": {"aps": {"alert": "other"}}}"#, headers: key
             )
             #expect(different.status == .conflict)
             #expect(different.errorCode == "idempotency_conflict")
+            // Ids are scoped by app: another app's same key is a job of its own.
             let otherApp = try await h.request(
                 .post, "/v1/apps/\(APIHarness.appB)/notifications", key: h.keyB, json: body, headers: key
             )
-            #expect(otherApp.status == .conflict)
+            #expect(otherApp.status == .accepted)
+            #expect(otherApp.object["duplicate"] as? Bool == false)
+            #expect(try await h.store.job(app: APIHarness.appB, id: "order-42")?.state == .queued)
+        }
+    }
+
+    @Test func concurrentRequestsWithOneIdempotencyKeyPublishOnceAndTheRepeatsAre200() async throws {
+        try await APIHarness.run { h in
+            let body = #"{"target": {"topic": "sports"}, "notification": {"aps": {"alert": "once"}}}"#
+            let key: HTTPFields = [.init("Idempotency-Key")!: "once-1"]
+            let statuses = try await withThrowingTaskGroup(of: (Int, Bool?).self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        let response = try await h.request(.post, Self.uri, key: h.keyA, json: body, headers: key)
+                        #expect(response.object["id"] as? String == "once-1")
+                        return (response.status.code, response.object["duplicate"] as? Bool)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == (202, false) }.count == 1)
+            #expect(statuses.filter { $0 == (200, true) }.count == 2)
+            // One message reached the broker: only the request that created the job published it.
+            let connection = try await AMQPConnection.connect(h.configuration.amqp, logger: Logger(label: "test"))
+            let queued = try await connection.queueMessageCount(h.configuration.topology.jobs)
+            await connection.close()
+            #expect(queued == 1)
+            // A later repeat publishes nothing either.
+            let later = try await h.request(.post, Self.uri, key: h.keyA, json: body, headers: key)
+            #expect(later.status == .ok)
+            let again = try await AMQPConnection.connect(h.configuration.amqp, logger: Logger(label: "test"))
+            #expect(try await again.queueMessageCount(h.configuration.topology.jobs) == 1)
+            await again.close()
         }
     }
 

@@ -79,17 +79,20 @@ import Testing
     }
 
     @Test(arguments: [
-        (BatchMessage(job: "j", seq: 0, attempt: 1, tokens: ["aabb"]), nil),
-        (BatchMessage(job: "j", seq: 0, attempt: 1, after: nil, through: ""), nil),
-        (BatchMessage(job: "j", seq: 3, attempt: 2, after: "aa", through: "bb"), nil),
-        (BatchMessage(job: "j", seq: 0, attempt: 1, tokens: ["AABB"]), "tokens.0 is not a device token"),
-        (BatchMessage(job: "j", seq: 0, attempt: 1, tokens: ["zz"]), "tokens.0 is not a device token"),
-        (BatchMessage(job: "j", seq: -1, attempt: 1, tokens: []), "seq is out of range"),
-        (BatchMessage(job: "j", seq: 1 << 40, attempt: 1, tokens: []), "seq is out of range"),
-        (BatchMessage(job: "j", seq: 0, attempt: 0, tokens: []), "attempt is out of range"),
-        (BatchMessage(job: "j\n", seq: 0, attempt: 1, tokens: []), "job contains a control character"),
-        (BatchMessage(job: "j", seq: 0, attempt: 1, after: "x'", through: "bb"), "after is not a device token"),
-        (BatchMessage(job: "j", seq: 0, attempt: 1), "neither tokens nor a range"),
+        (BatchMessage(app: "a", job: "j", seq: 0, attempt: 1, tokens: ["aabb"]), nil),
+        (BatchMessage(app: "a", job: "j", seq: 0, attempt: 1, after: nil, through: ""), nil),
+        (BatchMessage(app: "a", job: "j", seq: 3, attempt: 2, after: "aa", through: "bb"), nil),
+        (BatchMessage(app: "a", job: "j", seq: 0, attempt: 1, tokens: ["AABB"]), "tokens.0 is not a device token"),
+        (BatchMessage(app: "a", job: "j", seq: 0, attempt: 1, tokens: ["zz"]), "tokens.0 is not a device token"),
+        (BatchMessage(app: "a", job: "j", seq: -1, attempt: 1, tokens: []), "seq is out of range"),
+        (BatchMessage(app: "a", job: "j", seq: 1 << 40, attempt: 1, tokens: []), "seq is out of range"),
+        (BatchMessage(app: "a", job: "j", seq: 0, attempt: 0, tokens: []), "attempt is out of range"),
+        (BatchMessage(app: "a", job: "j\n", seq: 0, attempt: 1, tokens: []), "job contains a control character"),
+        (
+            BatchMessage(app: "a", job: "j", seq: 0, attempt: 1, after: "x'", through: "bb"),
+            "after is not a device token"
+        ),
+        (BatchMessage(app: "a", job: "j", seq: 0, attempt: 1), "neither tokens nor a range"),
     ])
     func batchMessagesAreCheckedToo(batch: BatchMessage, rule: String?) {
         if let rule {

@@ -56,7 +56,7 @@ import Testing
                 try await producer.publish(Job(app: Self.app, target: .tokens([]), notification: .init(aps: [:])))
             }
 
-            _ = await events.wait { $0.contains(.finished(id: "producer-1", state: .done)) }
+            _ = await events.wait { $0.contains(.finished(app: Self.app, id: "producer-1", state: .done)) }
             let records = simulator.records
             #expect(Set(records.map(\.token)) == Set(devices.map(\.token.hex)))
             #expect(records.allSatisfy { $0.collapseID == "score" })
@@ -66,7 +66,7 @@ import Testing
             let aps = object?["aps"] as? [String: Any]
             #expect((aps?["alert"] as? [String: Any])?["title"] as? String == "Goal!")
             #expect(aps?["sound"] as? String == "default")
-            #expect(try await store.job(id: "producer-1")?.counters.sent == devices.count)
+            #expect(try await store.job(app: Self.app, id: "producer-1")?.counters.sent == devices.count)
             // Only the valid job was ever handled.
             #expect(
                 events.events.allSatisfy { event in

@@ -14,6 +14,9 @@ import Testing
         return DeviceToken(trustedHex: prefix + String(repeating: "0", count: 62 - hex.count) + hex)
     }
 
+    /// A job of app "a", where most tests put their jobs.
+    static func key(_ id: String) -> JobKey { JobKey(app: "a", id: id) }
+
     @Test func migrationsApplyOnceAndAreRecorded() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
             let migrations = try Migration.load(from: TestServices.schemasDirectory)
@@ -95,7 +98,7 @@ import Testing
             #expect(Set(dead.map(\.token)) == [Self.token(0), Self.token(2)])
             #expect(dead.allSatisfy { $0.jobID == "job-1" })
 
-            let job = try #require(try await store.job(id: "job-1"))
+            let job = try #require(try await store.job(app: "app", id: "job-1"))
             #expect(job.counters == JobCounters(targeted: 4, sent: 1, pruned: 2, failed: 1))
         }
     }
@@ -105,9 +108,9 @@ import Testing
             #expect(try await store.startJob(id: "j", app: "a", targetKind: "all") == nil)
             // A redelivery while running resumes it.
             #expect(try await store.startJob(id: "j", app: "a", targetKind: "all") == nil)
-            try await store.finishJob(id: "j", state: .done)
+            try await store.finishJob(Self.key("j"), state: .done)
             #expect(try await store.startJob(id: "j", app: "a", targetKind: "all") == .done)
-            #expect(try await store.job(id: "j")?.state == .done)
+            #expect(try await store.job(app: "a", id: "j")?.state == .done)
         }
     }
 
@@ -115,8 +118,13 @@ import Testing
     /// them.
     static func startRunning(_ ids: [String], in store: Store) async throws {
         let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
-        let claim = try await store.claimSmallJobs(ids) { claimed in
-            ((), claimed.map { SmallJobRow(id: $0, app: "a", spec: spec, publishedAt: 0, tokenCount: 1, done: nil) })
+        let claim = try await store.claimSmallJobs(ids.map(key)) { claimed in
+            (
+                (),
+                claimed.map {
+                    SmallJobRow(id: $0.id, app: $0.app, spec: spec, publishedAt: 0, tokenCount: 1, done: nil)
+                }
+            )
         }
         guard case .delivered = claim else { throw StoreError(.queryFailed, "the claim was not made") }
     }
@@ -144,18 +152,20 @@ import Testing
 
             // New ids and the one the API enqueued are claimed; the running one is not.
             typealias Held = (claimedAll: Bool, registering: Task<JobRegistration, any Error>?)
-            let claim = try await store.claimSmallJobs(["new-1", "running", "enqueued", "new-2", "new-1"]) {
+            let claim = try await store.claimSmallJobs(
+                ["new-1", "running", "enqueued", "new-2", "new-1"].map(Self.key)
+            ) {
                 claimed -> (Held, [SmallJobRow]) in
-                #expect(claimed == ["new-1", "new-2", "enqueued"])
+                #expect(claimed == Set(["new-1", "new-2", "enqueued"].map(Self.key)))
                 // While the group sends, its ids are held: another group claims none of them, and nothing is
                 // written yet.
-                let other = try await store.claimSmallJobs(["new-1", "enqueued", "new-3"]) { ($0, []) }
+                let other = try await store.claimSmallJobs(["new-1", "enqueued", "new-3"].map(Self.key)) { ($0, []) }
                 guard case .delivered(let second) = other else {
                     Issue.record("the second claim was not made")
                     return ((false, nil), [])
                 }
-                #expect(second == ["new-3"])
-                #expect(try await store.job(id: "new-1") == nil)
+                #expect(second == [Self.key("new-3")])
+                #expect(try await store.job(app: "a", id: "new-1") == nil)
                 // A registration of a held id (the one-by-one path) waits for the group to write it.
                 let registering = Task { try await store.register(try job("new-1"), spec: spec, publishedAt: nil) }
                 try await Self.waitForAdvisoryLockWaiter(store)
@@ -169,21 +179,21 @@ import Testing
             }
             // The waiting registration saw the group's row: a duplicate, not a second send.
             #expect(try await registering.value == .duplicate(.done))
-            #expect(try await store.job(id: "new-1")?.state == .done)
-            #expect(try await store.job(id: "new-1")?.counters == JobCounters(targeted: 1, sent: 1))
-            #expect(try await store.job(id: "enqueued")?.state == .done)
+            #expect(try await store.job(app: "a", id: "new-1")?.state == .done)
+            #expect(try await store.job(app: "a", id: "new-1")?.counters == JobCounters(targeted: 1, sent: 1))
+            #expect(try await store.job(app: "a", id: "enqueued")?.state == .done)
             // The job left running has its one batch pending, and its spec for that batch.
-            #expect(try await store.job(id: "new-2")?.state == .running)
+            #expect(try await store.job(app: "a", id: "new-2")?.state == .running)
             guard
                 case .deliver(_, let publishedAt, nil) = try await store.beginBatch(
-                    BatchKey(job: "new-2", seq: 0, attempt: 1))
+                    BatchKey(app: "a", job: "new-2", seq: 0, attempt: 1))
             else {
                 Issue.record("the running job's batch is not pending")
                 return
             }
             #expect(publishedAt == 1_700_000_000_000)
             // Written ids are not claimed again.
-            let again = try await store.claimSmallJobs(["new-1", "new-2", "enqueued"]) { ($0, []) }
+            let again = try await store.claimSmallJobs(["new-1", "new-2", "enqueued"].map(Self.key)) { ($0, []) }
             guard case .delivered(let none) = again else {
                 Issue.record("the third claim was not made")
                 return
@@ -197,10 +207,10 @@ import Testing
     @Test func jobLatencyCoversThePrefixAndGivesTheLastResultTime() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
             let before = Date().timeIntervalSince1970 * 1000
-            let claim = try await store.claimSmallJobs(["run-1", "run-2", "other-1"]) { claimed in
+            let claim = try await store.claimSmallJobs(["run-1", "run-2", "other-1"].map(Self.key)) { claimed in
                 (
                     (),
-                    claimed.map { id in
+                    claimed.map(\.id).map { id in
                         var counts = WriteBack(jobID: id, app: "a")
                         counts.targeted = 1
                         counts.sent = 1
@@ -236,24 +246,25 @@ import Testing
     @Test func aSmallJobAPNsRejectedStaysFailedWithItsCountsAndOneARedeliveryTookOverIsLeftToIt() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
             try await Self.startRunning(["s1", "s2"], in: store)
-            #expect(try await store.failJob(id: "s1", reason: "APNs rejected the job: BadTopic"))
+            #expect(try await store.failJob(Self.key("s1"), reason: "APNs rejected the job: BadTopic"))
             // s2 was redelivered meanwhile: the one-by-one path created its batch row and owns its completion.
-            #expect(try await store.beginBatch(BatchKey(job: "s2", seq: 0, attempt: 1)) != .unknownJob)
+            #expect(try await store.beginBatch(BatchKey(app: "a", job: "s2", seq: 0, attempt: 1)) != .unknownJob)
 
             func counts(_ job: String) -> BatchCompletion {
                 var writeBack = WriteBack(jobID: job, app: "a")
                 writeBack.targeted = 1
                 writeBack.rejectedTokens = 1
-                return BatchCompletion(key: BatchKey(job: job, seq: 0, attempt: 1), writeBack: writeBack, retry: nil)
+                return BatchCompletion(
+                    key: BatchKey(app: "a", job: job, seq: 0, attempt: 1), writeBack: writeBack, retry: nil)
             }
             let completed = try await store.completeSmallJobs([counts("s1"), counts("s2")])
             // s1's counts are written, but this call did not finish it (failJob did): no second "finished".
             #expect(completed.pruned.keys.map(\.job) == ["s1"])
             #expect(completed.finished.isEmpty)
-            #expect(try await store.job(id: "s1")?.state == .failed)
-            #expect(try await store.job(id: "s1")?.counters == JobCounters(targeted: 1, failed: 1))
-            #expect(try await store.job(id: "s2")?.state == .running)
-            #expect(try await store.job(id: "s2")?.counters == JobCounters())
+            #expect(try await store.job(app: "a", id: "s1")?.state == .failed)
+            #expect(try await store.job(app: "a", id: "s1")?.counters == JobCounters(targeted: 1, failed: 1))
+            #expect(try await store.job(app: "a", id: "s2")?.state == .running)
+            #expect(try await store.job(app: "a", id: "s2")?.counters == JobCounters())
         }
     }
 
@@ -271,15 +282,15 @@ import Testing
                 writeBack.sent = 1
                 adjust(&writeBack)
                 return BatchCompletion(
-                    key: BatchKey(job: job, seq: 0, attempt: 1), writeBack: writeBack,
-                    retry: retry ? BatchKey(job: job, seq: 0, attempt: 2) : nil
+                    key: BatchKey(app: "a", job: job, seq: 0, attempt: 1), writeBack: writeBack,
+                    retry: retry ? BatchKey(app: "a", job: job, seq: 0, attempt: 2) : nil
                 )
             }
             // j1 and j2 only counts; j3 a dead token (the full write-back); j4 a transient failure sent to retry.
             // A copy of j1 taking the one-by-one path while the group is in flight must not finish it: a started
             // small job has a batch but no batch row, so only its own completion finishes it.
-            #expect(try await store.finishPlanning(job: "j1") == nil)
-            #expect(try await store.job(id: "j1")?.state == .running)
+            #expect(try await store.finishPlanning(job: Self.key("j1")) == nil)
+            #expect(try await store.job(app: "a", id: "j1")?.state == .running)
 
             let first = try await store.completeSmallJobs([
                 completion("j1"),
@@ -297,27 +308,27 @@ import Testing
                 },
             ])
             #expect(Set(first.pruned.keys.map(\.job)) == Set(ids))
-            #expect(first.pruned[BatchKey(job: "j3", seq: 0, attempt: 1)] == 1)
-            #expect(first.finished == ["j1": .done, "j2": .done, "j3": .done])
-            #expect(try await store.job(id: "j2")?.counters == JobCounters(targeted: 3, sent: 1, failed: 2))
-            #expect(try await store.job(id: "j3")?.counters == JobCounters(targeted: 1, pruned: 1))
-            #expect(try await store.job(id: "j4")?.state == .running)  // its retry batch is pending
+            #expect(first.pruned[BatchKey(app: "a", job: "j3", seq: 0, attempt: 1)] == 1)
+            #expect(first.finished == [Self.key("j1"): .done, Self.key("j2"): .done, Self.key("j3"): .done])
+            #expect(try await store.job(app: "a", id: "j2")?.counters == JobCounters(targeted: 3, sent: 1, failed: 2))
+            #expect(try await store.job(app: "a", id: "j3")?.counters == JobCounters(targeted: 1, pruned: 1))
+            #expect(try await store.job(app: "a", id: "j4")?.state == .running)  // its retry batch is pending
 
             // A second completion of the same batches writes nothing; the retry batch finishes j4.
             let again = try await store.completeSmallJobs([completion("j1"), completion("j4")])
             #expect(again.pruned.isEmpty && again.finished.isEmpty)
-            #expect(try await store.job(id: "j1")?.counters.sent == 1)
+            #expect(try await store.job(app: "a", id: "j1")?.counters.sent == 1)
             let retried = try await store.complete([
                 BatchCompletion(
-                    key: BatchKey(job: "j4", seq: 0, attempt: 2),
+                    key: BatchKey(app: "a", job: "j4", seq: 0, attempt: 2),
                     writeBack: {
                         var w = WriteBack(jobID: "j4", app: "a")
                         w.sent = 1
                         return w
                     }(), retry: nil)
             ])
-            #expect(retried.finished == ["j4": .done])
-            #expect(try await store.job(id: "j4")?.counters == JobCounters(targeted: 1, sent: 1, retried: 1))
+            #expect(retried.finished == [Self.key("j4"): .done])
+            #expect(try await store.job(app: "a", id: "j4")?.counters == JobCounters(targeted: 1, sent: 1, retried: 1))
 
             // Purging finished jobs takes their batches with them.
             #expect(try await store.purgeFinishedJobs(olderThanSeconds: -60) == 4)
@@ -333,9 +344,11 @@ import Testing
             for round in 0..<40 {
                 let job = "race-\(round)"
                 #expect(try await store.startJob(id: job, app: "a", targetKind: "all") == nil)
-                let keys = [BatchKey(job: job, seq: 0, attempt: 1), BatchKey(job: job, seq: 1, attempt: 1)]
+                let keys = [
+                    BatchKey(app: "a", job: job, seq: 0, attempt: 1), BatchKey(app: "a", job: job, seq: 1, attempt: 1),
+                ]
                 for key in keys { _ = try await store.beginBatch(key) }
-                #expect(try await store.finishPlanning(job: job) == nil)
+                #expect(try await store.finishPlanning(job: Self.key(job)) == nil)
                 let finished = try await withThrowingTaskGroup(of: JobState?.self) { group in
                     for key in keys {
                         group.addTask {
@@ -347,7 +360,7 @@ import Testing
                     return try await group.reduce(into: [JobState]()) { if let state = $1 { $0.append(state) } }
                 }
                 #expect(finished == [.done], "round \(round)")
-                #expect(try await store.job(id: job)?.state == .done, "round \(round)")
+                #expect(try await store.job(app: "a", id: job)?.state == .done, "round \(round)")
             }
         }
     }

@@ -1,0 +1,295 @@
+import HeraldCore
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// A small job's row, written once by the group that delivered it (`Store.claimSmallJobs`).
+public struct SmallJobRow: Sendable {
+    public var id: String
+    public var app: String
+    /// The job as published (JSON): kept only for a job left running, whose retry batch reads it again.
+    public var spec: String
+    /// When the producer published it (ms since 1970).
+    public var publishedAt: Int64
+    /// How many tokens it lists: its plan cursor.
+    public var tokenCount: Int
+    /// Its counts when it is done; nil leaves it running (fully planned, one batch and no batch row), for
+    /// `completeSmallJobs` to finish (dead tokens, failures to record, a retry) or for a stop.
+    public var done: WriteBack?
+
+    public init(id: String, app: String, spec: String, publishedAt: Int64, tokenCount: Int, done: WriteBack?) {
+        self.id = id
+        self.app = app
+        self.spec = spec
+        self.publishedAt = publishedAt
+        self.tokenCount = tokenCount
+        self.done = done
+    }
+}
+
+/// What `Store.claimSmallJobs` did.
+public enum SmallJobClaim<Value: Sendable>: Sendable {
+    /// The claim was made and `deliver` ran; its rows are committed.
+    case delivered(Value)
+    /// The claim could not be made (nothing was delivered or written): take the jobs one by one.
+    case notClaimed(StoreError)
+    /// `deliver` ran (its notifications are out), but its rows were not written: the write or the commit failed
+    /// and the transaction rolled back. Write them with `writeSmallJobs` rather than deliver again.
+    case deliveredNotWritten(Value, [SmallJobRow], StoreError)
+}
+
+extension Store {
+    /// The first key of the advisory locks that claim small jobs (the second is `herald_job_lock_key(app, id)`):
+    /// "HRLD".
+    static let smallJobLockSpace: Int32 = 0x4852_4C44
+
+    /// Delivers a group of small jobs with one write per job. In one transaction: claims each job that is new (or
+    /// that the API enqueued and no worker has touched) with a transaction-level advisory lock on its (app, id),
+    /// runs `deliver` with the jobs claimed, and writes the row of each job `deliver` returns — done with its
+    /// counts, or running for the exceptions — in one statement. A job's row appears only once it was sent; until
+    /// the commit the lock keeps any other claim or registration of the same job waiting (`register`) or off (a
+    /// concurrent claim). Jobs not claimed exist already (or another group holds them) and take the one-by-one
+    /// path, which knows about duplicates, schedules and resumption.
+    ///
+    /// If the worker dies before the commit, nothing of the group was written and its messages come back: they
+    /// are sent again, as a batch in flight is. Errors of `deliver` and of the write are thrown (roll back); a
+    /// claim that fails is `.notClaimed`. Never retried here: `deliver` has sent.
+    public func claimSmallJobs<Value: Sendable>(
+        _ jobs: [JobKey],
+        deliver: @escaping @Sendable (Set<JobKey>) async throws -> (Value, [SmallJobRow])
+    ) async throws -> SmallJobClaim<Value> {
+        let progress = ClaimProgress<Value>()
+        let (client, logger) = (self.client, self.logger)
+        do {
+            let value = try await abandoningIfStalled("claiming small jobs") {
+                try await client.withTransaction(logger: logger) { connection in
+                    let claimed: Set<JobKey>
+                    do {
+                        claimed = try await Self.claim(jobs, on: connection, logger: logger)
+                    } catch {
+                        progress.update { $0.claimFailure = Self.storeError(error, what: "claiming small jobs") }
+                        throw error
+                    }
+                    progress.update { $0.sending = true }
+                    let (value, rows) = try await deliver(claimed)
+                    progress.update { $0.delivered = (value, rows) }
+                    guard !rows.isEmpty else { return value }
+                    do {
+                        for try await _ in try await connection.execute(WriteSmallJobs(rows), logger: logger) {}
+                    } catch {
+                        throw Self.storeError(error, what: "writing small jobs")
+                    }
+                    return value
+                }
+            }
+            return .delivered(value)
+        } catch {
+            let state = progress.state
+            if let claimFailure = state.claimFailure { return .notClaimed(claimFailure) }
+            if let (value, rows) = state.delivered {
+                return .deliveredNotWritten(value, rows, Self.storeError(error, what: "writing small jobs"))
+            }
+            // Lost before anything was sent (the transaction could not begin, or stalled in the claim).
+            guard state.sending else { return .notClaimed(Self.storeError(error, what: "claiming small jobs")) }
+            if let transaction = error as? PostgresTransactionError, let failure = transaction.closureError {
+                throw failure
+            }
+            throw error
+        }
+    }
+
+    /// Writes small jobs' rows outside a claim: for a group that was sent but whose claim could not write them.
+    /// A row whose job another delivery wrote meanwhile is left as that one wrote it.
+    public func writeSmallJobs(_ rows: [SmallJobRow]) async throws(StoreError) {
+        guard !rows.isEmpty else { return }
+        try await run("writing small jobs") {
+            for try await _ in try await client.execute(WriteSmallJobs(rows), logger: logger) {}
+        }
+    }
+
+    /// Locks the jobs (without waiting) and drops those that another group holds or whose row exists and is not
+    /// merely enqueued: one call of `herald_claim_small_jobs` (schemas/007), whose second query's snapshot sees
+    /// every commit of an earlier holder of a lock. Only the jobs dropped come back (usually none).
+    private static func claim(_ jobs: [JobKey], on connection: PostgresConnection, logger: Logger) async throws
+        -> Set<JobKey>
+    {
+        var claimed = Set(jobs)
+        let dropped = try await connection.query(
+            """
+            SELECT job_app, job_id FROM herald_claim_small_jobs(\(jobs.map(\.app))::text[], \(jobs.map(\.id))::text[],
+                                                               \(smallJobLockSpace))
+            """,
+            logger: logger)
+        for try await (app, id) in dropped.decode((String, String).self) { claimed.remove(JobKey(app: app, id: id)) }
+        return claimed
+    }
+
+    /// Completes small jobs left running by `claimSmallJobs`, in one statement for those with only counts to write:
+    /// each job gets its counts, and a running one becomes done. A job that was stopped meanwhile (failed by
+    /// `failJob` when APNs rejected it as a whole, or cancelled) keeps its state but still gets the counts of what
+    /// was sent; only the jobs this call marked done are in `finished`. A job that has a batch row meanwhile (a
+    /// redelivery took the one-by-one path) is left to that path. Completions with dead tokens, failures to record
+    /// or a retry batch (the exception) get their batch row and go through `complete(_:)`.
+    public func completeSmallJobs(_ completions: [BatchCompletion]) async throws(StoreError) -> CompletedBatches {
+        var plain: [JobKey: BatchCompletion] = [:]
+        var full: [BatchCompletion] = []
+        for completion in completions {
+            let writeBack = completion.writeBack
+            if writeBack.prunes.isEmpty && writeBack.failures.isEmpty && completion.retry == nil {
+                if plain[completion.key.jobKey] == nil { plain[completion.key.jobKey] = completion }
+            } else {
+                full.append(completion)
+            }
+        }
+        var result = CompletedBatches()
+        if !full.isEmpty {
+            let keys = full.map(\.key)
+            try await run("creating small jobs' batches") {
+                try await client.query(
+                    """
+                    INSERT INTO batches (app_id, job_id, seq, attempt, state)
+                    SELECT k.app_id, k.job_id, k.seq, k.attempt, 'pending'
+                    FROM unnest(\(keys.map(\.app))::text[], \(keys.map(\.job))::text[], \(keys.map(\.seq))::integer[],
+                                \(keys.map(\.attempt))::integer[]) AS k(app_id, job_id, seq, attempt)
+                    WHERE EXISTS (SELECT 1 FROM jobs j WHERE j.app_id = k.app_id AND j.id = k.job_id AND j.state = 'running')
+                    ON CONFLICT DO NOTHING
+                    """,
+                    logger: logger
+                )
+            }
+            result = try await complete(full)
+        }
+        guard !plain.isEmpty else { return result }
+        // Sorted, so that concurrent completions lock job rows in the same order.
+        let items = plain.values.sorted { $0.key.jobKey < $1.key.jobKey }
+        let sums = items.map(\.writeBack)
+        let statement = CompleteSmallJobs(
+            apps: items.map(\.key.app), ids: items.map(\.key.job), targeted: sums.map { Int64($0.targeted) },
+            sent: sums.map { Int64($0.sent) }, failed: sums.map { Int64($0.rejectedTokens) },
+            expired: sums.map { Int64($0.expired) }, retried: sums.map { Int64($0.retried) }
+        )
+        let written = try await run("completing small jobs") {
+            var written: [JobKey: JobState] = [:]
+            for try await (app, id, state) in try await client.execute(statement, logger: logger) {
+                written[JobKey(app: app, id: id)] = JobState(rawValue: state) ?? .failed
+            }
+            return written
+        }
+        for item in items {
+            guard let state = written[item.key.jobKey] else { continue }
+            result.pruned[item.key] = 0
+            // Only a running job became done here; a stopped one was finished by whoever stopped it.
+            if state == .done { result.finished[item.key.jobKey] = .done }
+        }
+        return result
+    }
+}
+
+// The two statements of every group of small jobs, prepared once per connection: parsing and planning them anew
+// each time was about a third of the database's time per group.
+
+/// `Store.claimSmallJobs`: the group's rows, each new or taking over the row the API enqueued (a cancel that came
+/// first keeps its state).
+private struct WriteSmallJobs: PostgresPreparedStatement {
+    static let name = "herald_write_small_jobs_v2"
+    static let sql = """
+        INSERT INTO jobs AS j (id, app_id, state, target_kind, spec, published_at, started_at, finished_at, planned,
+                               batches, plan_cursor, targeted, sent, failed, expired, retried)
+        SELECT i.id, i.app, CASE WHEN i.done THEN 'done' ELSE 'running' END, 'tokens', nullif(i.spec, '')::jsonb,
+               to_timestamp(i.published / 1000.0), now(), CASE WHEN i.done THEN clock_timestamp() END, true, 1,
+               i.cursor, i.targeted, i.sent, i.failed, i.expired, i.retried
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::boolean[], $7::bigint[],
+                    $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
+            AS i(id, app, spec, published, cursor, done, targeted, sent, failed, expired, retried)
+        ON CONFLICT (app_id, id) DO UPDATE SET state = EXCLUDED.state, started_at = EXCLUDED.started_at,
+            finished_at = EXCLUDED.finished_at, planned = true, batches = 1, plan_cursor = EXCLUDED.plan_cursor,
+            targeted = EXCLUDED.targeted, sent = EXCLUDED.sent, failed = EXCLUDED.failed, expired = EXCLUDED.expired,
+            retried = EXCLUDED.retried
+        WHERE j.state = 'queued'
+        """
+    typealias Row = ()
+
+    let rows: [SmallJobRow]
+
+    init(_ rows: [SmallJobRow]) { self.rows = rows }
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 11)
+        bindings.append(rows.map(\.id))
+        bindings.append(rows.map(\.app))
+        // A done job's spec is not kept: nothing reads it again.
+        bindings.append(rows.map { $0.done == nil ? $0.spec : "" })
+        bindings.append(rows.map(\.publishedAt))
+        bindings.append(rows.map { String($0.tokenCount) })
+        bindings.append(rows.map { $0.done != nil })
+        bindings.append(rows.map { Int64($0.done?.targeted ?? 0) })
+        bindings.append(rows.map { Int64($0.done?.sent ?? 0) })
+        bindings.append(rows.map { Int64($0.done?.rejectedTokens ?? 0) })
+        bindings.append(rows.map { Int64($0.done?.expired ?? 0) })
+        bindings.append(rows.map { Int64($0.done?.retried ?? 0) })
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { () }
+}
+
+/// `Store.completeSmallJobs`: adds each job's counts and marks the running ones done (stopped ones keep their state),
+/// unless the job is already done or has batch rows (a redelivery took the one-by-one path). Returns the jobs it
+/// wrote, with their state afterwards.
+private struct CompleteSmallJobs: PostgresPreparedStatement {
+    static let name = "herald_complete_small_jobs_v4"
+    // Driven from the group's rows: one primary-key probe of jobs (and of batches, for the anti-join) per job.
+    // An earlier form also had `j.id = ANY($1)`; the planner, estimating that almost no job is running, then took
+    // the jobs found that way as the outer side of a nested loop and scanned the whole unnest for each of them:
+    // quadratic in the group, about 80 µs a job for a group of 256.
+    static let sql = """
+        UPDATE jobs j SET state = CASE WHEN j.state = 'running' THEN 'done' ELSE j.state END,
+            finished_at = CASE WHEN j.state = 'running' THEN now() ELSE j.finished_at END,
+            targeted = j.targeted + i.targeted, sent = j.sent + i.sent, failed = j.failed + i.failed,
+            expired = j.expired + i.expired, retried = j.retried + i.retried
+        FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
+            AS i(app_id, id, targeted, sent, failed, expired, retried)
+        WHERE j.app_id = i.app_id AND j.id = i.id
+          AND j.state IN ('running', 'failed', 'cancelled')
+          AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.app_id = i.app_id AND b.job_id = i.id)
+        RETURNING j.app_id, j.id, j.state
+        """
+    typealias Row = (String, String, String)
+
+    var apps: [String]
+    var ids: [String]
+    var targeted: [Int64]
+    var sent: [Int64]
+    var failed: [Int64]
+    var expired: [Int64]
+    var retried: [Int64]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 7)
+        bindings.append(apps)
+        bindings.append(ids)
+        bindings.append(targeted)
+        bindings.append(sent)
+        bindings.append(failed)
+        bindings.append(expired)
+        bindings.append(retried)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode((String, String, String).self) }
+}
+
+/// How far a claim of small jobs got, for what to do when it fails.
+private final class ClaimProgress<Value: Sendable>: Sendable {
+    struct State {
+        var claimFailure: StoreError?
+        var sending = false
+        var delivered: (Value, [SmallJobRow])?
+    }
+
+    private let mutex = Mutex(State())
+
+    var state: State { mutex.withLock { $0 } }
+
+    func update(_ change: (inout State) -> Void) { mutex.withLock { change(&$0) } }
+}
