@@ -67,7 +67,7 @@ public struct Topology: Sendable, Hashable {
             // parks such a message itself first (`maximumDeliveries`, with its reason); this is the backstop.
             return [
                 "x-queue-type": .string("quorum"), "x-delivery-limit": .int(Int64(deliveryLimit)),
-                "x-dead-letter-exchange": .string(""), "x-dead-letter-routing-key": .string(parked),
+                Self.deadLetterExchange: .string(""), Self.deadLetterRoutingKey: .string(parked),
             ]
         }
     }
@@ -98,11 +98,31 @@ public struct Topology: Sendable, Hashable {
     }
 
     /// Declares every queue, idempotently.
+    ///
+    /// A quorum work queue declared before it had a dead-letter target (Herald before issue 16) is refused with
+    /// 406 (its arguments differ); it is then taken as it is, without the target. The worker still parks a
+    /// message itself before the delivery limit (`maximumDeliveries`); the README's upgrade notes give the policy that
+    /// adds the target to such a queue.
     public func declare(on connection: AMQPConnection) async throws {
         for (name, arguments) in queues {
-            _ = try await connection.declareQueue(name, durable: true, arguments: arguments)
+            let refused: AMQPError
+            do {
+                _ = try await connection.declareQueue(name, durable: true, arguments: arguments)
+                continue
+            } catch {
+                refused = error
+            }
+            guard refused.replyCode == 406, name == jobs || name == batches, arguments[Self.deadLetterExchange] != nil
+            else { throw refused }
+            var earlier = arguments
+            earlier[Self.deadLetterExchange] = nil
+            earlier[Self.deadLetterRoutingKey] = nil
+            _ = try await connection.declareQueue(name, durable: true, arguments: earlier)
         }
     }
+
+    static let deadLetterExchange = "x-dead-letter-exchange"
+    static let deadLetterRoutingKey = "x-dead-letter-routing-key"
 }
 
 /// Header names on parked and retried messages.

@@ -61,6 +61,40 @@ import Testing
         await connection.close()
     }
 
+    /// A quorum work queue past its delivery limit dead-letters to the parking queue instead of dropping the
+    /// message; queues declared before they had that target are still taken as they are.
+    @Test func quorumWorkQueuesDeadLetterToParkingAndOlderQueuesAreKept() async throws {
+        let topology = Topology(
+            prefix: TestServices.uniqueName("herald-test-dlx"), queueType: .quorum, deliveryLimit: 1)
+        let connection = try await AMQPConnection.connect(
+            AMQPConfiguration(url: TestServices.amqpURL), logger: Self.logger)
+        try await topology.declare(on: connection)
+        let consumer = try await connection.consume(queue: topology.jobs, prefetch: 1)
+        try await connection.publish(Array("job".utf8), routingKey: topology.jobs, mandatory: true)
+        var iterator = consumer.makeAsyncIterator()
+        // Delivered, handed back, delivered again, handed back: past the limit of 1, it goes to the parking queue.
+        for _ in 0..<2 {
+            let delivery = try #require(try await iterator.next())
+            try await consumer.nack(delivery, requeue: true)
+        }
+        let parked = try await connection.consume(queue: topology.parked, prefetch: 1)
+        var parkedIterator = parked.makeAsyncIterator()
+        let dead = try #require(try await parkedIterator.next())
+        #expect(dead.body == Array("job".utf8))
+        try await parked.ack(dead)
+        try await consumer.cancel()
+        try await parked.cancel()
+        for queue in topology.queues { try await connection.deleteQueue(queue.name) }
+
+        // A quorum jobs queue as Herald declared it before it had a dead-letter target.
+        let older = Topology(prefix: TestServices.uniqueName("herald-test-older"), queueType: .quorum)
+        _ = try await connection.declareQueue(
+            older.jobs, arguments: ["x-queue-type": "quorum", "x-delivery-limit": .int(20)])
+        try await older.declare(on: connection)
+        for queue in older.queues { try await connection.deleteQueue(queue.name) }
+        await connection.close()
+    }
+
     @Test(arguments: Topology.QueueType.allCases)
     func parkedMessageCarriesReasonAttemptsAndOrigin(_ queueType: Topology.QueueType) async throws {
         let topology = Topology(prefix: TestServices.uniqueName("herald-test-park"), queueType: queueType)
