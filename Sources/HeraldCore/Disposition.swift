@@ -32,13 +32,22 @@ public struct RetryPolicy: Sendable, Hashable {
     public var baseDelay: Duration = .milliseconds(200)
     /// The longest delay.
     public var maximumDelay: Duration = .seconds(30)
+    /// Attempts in all for a transport failure (no answer: the connection was lost, the stream was reset, the
+    /// request timed out). Retried promptly, on whichever connection the client hands the request to next, before
+    /// any delayed retry queue: those are for APNs' own 429 and 5xx answers.
+    public var transportAttempts: Int = 4
+    /// Delay before the second attempt after a transport failure (doubling, with jitter).
+    public var transportDelay: Duration = .milliseconds(50)
 
     public init(
-        maximumAttempts: Int = 5, baseDelay: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(30)
+        maximumAttempts: Int = 5, baseDelay: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(30),
+        transportAttempts: Int = 4, transportDelay: Duration = .milliseconds(50)
     ) {
         self.maximumAttempts = maximumAttempts
         self.baseDelay = baseDelay
         self.maximumDelay = maximumDelay
+        self.transportAttempts = transportAttempts
+        self.transportDelay = transportDelay
     }
 
     /// The delay before attempt `attempt + 1`, with `jitter` in 0...1 choosing within the window.
@@ -72,7 +81,10 @@ public func disposition(
     let outcome: APNSOutcome
     switch result {
     case .transportFailure(let reason):
-        return transient(reason)
+        guard attempt < policy.transportAttempts else { return .exhausted(reason: reason) }
+        let exponent = min(max(attempt - 1, 0), 20)
+        let ceiling = min(policy.transportDelay * (1 << exponent), policy.maximumDelay)
+        return .retry(reason: reason, delay: ceiling * min(max(jitter, 0), 1))
     case .answered(let answered):
         outcome = answered
     }

@@ -67,7 +67,8 @@ struct BatchDeliverer: Sendable {
 
         var writeBack = WriteBack(jobID: job.id, app: job.app)
         let devices = try await devices(of: batch, job: job)
-        writeBack.targeted = devices.count
+        // Counters count devices, not attempts: a retry batch's devices were targeted by the attempt before it.
+        writeBack.targeted = batch.attempt == 1 ? devices.count : 0
         if batch.seq == 0 && batch.attempt == 1 && batch.tokens != nil {
             // Entries of the job's token list that were not tokens fail alone; counted once, with the first batch.
             writeBack.rejectedTokens = job.invalidTokenCount
@@ -127,8 +128,7 @@ struct BatchDeliverer: Sendable {
     ) async throws -> (retry: BatchKey?, jobFailure: APNSReason?) {
         var transient: [(DeviceToken, String)] = []
         var jobFailure: APNSReason? = nil
-        for (token, decided, retries) in results {
-            writeBack.retried += retries
+        for (token, decided, _) in results {
             switch decided {
             case .delivered:
                 writeBack.sent += 1
@@ -214,7 +214,7 @@ struct BatchDeliverer: Sendable {
             sendable.append(
                 (
                     small, client,
-                    RequestList(template: job.template, bundleID: app.topic, tokens: small.tokens, payloads: nil)
+                    RequestList(job: job, bundleID: app.topic, tokens: small.tokens, payloads: nil)
                 ))
         }
 
@@ -376,7 +376,7 @@ struct BatchDeliverer: Sendable {
         let template = job.template
         let tokens = devices.map(\.token)
         guard template.variesPerDevice else {
-            return RequestList(template: template, bundleID: bundleID, tokens: tokens, payloads: nil)
+            return RequestList(job: job, bundleID: bundleID, tokens: tokens, payloads: nil)
         }
         var byVariant: [String: [UInt8]] = [:]
         let payloads = devices.map { device in
@@ -387,7 +387,7 @@ struct BatchDeliverer: Sendable {
             byVariant[variant ?? ""] = payload
             return payload
         }
-        return RequestList(template: template, bundleID: bundleID, tokens: tokens, payloads: payloads)
+        return RequestList(job: job, bundleID: bundleID, tokens: tokens, payloads: payloads)
     }
 
     // MARK: Sending
@@ -641,7 +641,8 @@ struct BatchDeliverer: Sendable {
                     body, routingKey: topology.retryQueue(after: batch.attempt), properties: properties, mandatory: true
                 )
             }
-            writeBack.retried += transient.count
+            // Devices that needed a delayed retry, each counted once (when it first leaves for the retry queues).
+            if batch.attempt == 1 { writeBack.retried += transient.count }
             metrics.retriesQueued.increment(by: transient.count)
             metrics.record(outcome: "retried", reason: "transient", count: transient.count)
             return retry.key
@@ -741,18 +742,23 @@ final class RequestList: Sendable {
     let tokens: [DeviceToken]
     /// Each device's payload when payloads vary (localizations, badges); nil when all get the template's.
     let payloads: [[UInt8]]?
+    /// Each request's `apns-id`, the same for every send of the job to the device.
+    let ids: NotificationID
 
-    init(template: NotificationTemplate, bundleID: String, tokens: [DeviceToken], payloads: [[UInt8]]?) {
-        self.template = template
+    init(job: PreparedJob, bundleID: String, tokens: [DeviceToken], payloads: [[UInt8]]?) {
+        self.template = job.template
         self.topic = template.pushType.topic(forBundleID: bundleID)
         self.tokens = tokens
         self.payloads = payloads
+        self.ids = NotificationID(app: job.app, job: job.id)
     }
 
     var count: Int { tokens.count }
 
     subscript(index: Int) -> APNSRequest {
-        template.request(to: tokens[index], topic: topic, payload: payloads?[index])
+        var request = template.request(to: tokens[index], topic: topic, payload: payloads?[index])
+        request.apnsID = ids.id(for: tokens[index])
+        return request
     }
 }
 

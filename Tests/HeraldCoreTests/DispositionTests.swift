@@ -63,16 +63,24 @@ import Testing
         #expect(disposition(for: .answered(outcome), attempt: 1) == .prune(reason: .badDeviceToken, timestamp: nil))
     }
 
-    @Test func transportFailuresAreRetriedWithBoundedBackoff() {
-        let policy = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(100), maximumDelay: .milliseconds(250))
+    @Test func transportFailuresAreRetriedPromptlyWithTheirOwnBoundedBackoff() {
+        // An answer's retries follow maximumAttempts and baseDelay; a lost connection's follow transportAttempts and
+        // transportDelay (short: the request goes to another connection), capped by maximumDelay.
+        let policy = RetryPolicy(
+            maximumAttempts: 2, baseDelay: .milliseconds(100), maximumDelay: .milliseconds(250), transportAttempts: 4,
+            transportDelay: .milliseconds(50))
         #expect(
             disposition(for: .transportFailure("timeout"), attempt: 1, policy: policy, jitter: 1)
-                == .retry(reason: "timeout", delay: .milliseconds(100)))
+                == .retry(reason: "timeout", delay: .milliseconds(50)))
         #expect(
             disposition(for: .transportFailure("timeout"), attempt: 3, policy: policy, jitter: 1)
-                == .retry(reason: "timeout", delay: .milliseconds(250)))
+                == .retry(reason: "timeout", delay: .milliseconds(200)))
         #expect(
             disposition(for: .transportFailure("timeout"), attempt: 4, policy: policy) == .exhausted(reason: "timeout"))
+        let unavailable = APNSOutcome(status: 503, reason: .serviceUnavailable)
+        #expect(
+            disposition(for: .answered(unavailable), attempt: 2, policy: policy)
+                == .exhausted(reason: "ServiceUnavailable"))
     }
 
     @Test(arguments: [(400, "failDevice"), (410, "prune"), (429, "retry"), (502, "retry"), (403, "failJob")])

@@ -1,0 +1,54 @@
+import APNSCore
+import APNSSimulator
+import Foundation
+import HeraldCore
+import HeraldStore
+import HeraldTestSupport
+import HeraldWorker
+import Testing
+
+/// A job's counters count devices, not attempts: whatever retries, lost connections and retry batches happened, a
+/// finished job's targeted = sent + pruned + failed + expired. Every send of a job's notification to a device
+/// carries the same apns-id.
+@Suite(.timeLimit(.minutes(5))) struct BooksTests {
+    @Test func connectionsCutEveryFewHundredRequestsAndRetriesLeaveBooksThatBalance() async throws {
+        try await WorkerHarness.with {
+            // Connections cut every 250 streams; 503 twice for the f1a7 devices (their batch goes to the retry
+            // queue once); the dead ones are pruned.
+            $0.dropConnectionAfterStreams = 250
+            $0.injectedFailures = [
+                InjectedFailure(status: 503, reason: "ServiceUnavailable", tokenPrefix: "f1a7", times: 40)
+            ]
+            $0.deadTokenPrefixes = ["dead"]
+        } _: { harness in
+            let live = try await harness.importDevices(count: 1_500)
+            let retried = try await harness.importDevices(count: 20, prefix: "f1a7")
+            let dead = try await harness.importDevices(count: 30, prefix: "dead")
+            let worker = try harness.startWorker { $0.batchSize = 500 }
+            try await harness.publish(WorkerHarness.broadcast(id: "cut"))
+            #expect(await harness.waitUntilFinished("cut") == .done)
+            try await worker.stop()
+
+            let counters = try #require(try await harness.job("cut")?.counters)
+            let devices = live.count + retried.count + dead.count
+            #expect(counters.targeted == devices)
+            #expect(counters.sent + counters.pruned + counters.failed + counters.expired == counters.targeted)
+            #expect(counters.pruned == dead.count)
+            #expect(counters.failed == 0)
+            // Devices that needed a delayed retry, each counted once however many retry batches it went through
+            // (with connections cut this often, many devices besides the 503 ones need one).
+            #expect(counters.retried >= retried.count && counters.retried <= devices)
+            // Every live device reached; every send to a device carried the job's id for that device.
+            let ids = NotificationID(app: WorkerHarness.app, job: "cut")
+            let records = harness.simulator.records.filter { record in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(record.payload.utf8)) as? [String: Any]
+                else { return false }
+                return object["job"] as? String == "cut"
+            }
+            #expect(Set(records.map(\.token)) == Set((live + retried).map(\.token.hex)))
+            for record in records {
+                #expect(record.apnsID == ids.id(for: DeviceToken(trustedHex: record.token)))
+            }
+        }
+    }
+}
