@@ -144,6 +144,22 @@ import Testing
         (#"{"target": {"all": true, "topic": "x"}, "notification": {"aps": {}}}"#, 400, "malformed"),
         (#"{"target": {"all": true}}"#, 400, "malformed"),
         (#"{"app": "com.other", "target": {"all": true}, "notification": {"aps": {}}}"#, 400, "app_mismatch"),
+        // Values the database or a header would refuse: 422 naming the rule, never a 500.
+        (
+            #"{"target": {"all": true}, "throttle_per_second": 2147483648, "notification": {"aps": {}}}"#, 422,
+            "out_of_bounds"
+        ),
+        (
+            #"{"target": {"all": true}, "notification": {"aps": {}, "badge_increment": 2147483648}}"#, 422,
+            "out_of_bounds"
+        ),
+        (#"{"target": {"all": true}, "notification": {"aps": {}, "expiration": -1}}"#, 422, "out_of_bounds"),
+        (#"{"target": {"all": true, "locales": ["%"]}, "notification": {"aps": {}}}"#, 422, "out_of_bounds"),
+        (
+            #"{"target": {"all": true}, "notification": {"aps": {}, "collapse_id": "a\r\nb"}}"#, 422,
+            "invalid_notification"
+        ),
+        (#"{"target": {"all": true}, "notification": {"aps": {"x": 1e400}}}"#, 400, "malformed_json"),
         (#"[1, 2]"#, 400, "malformed_json"),
         (#"{"target": "#, 400, "malformed_json"),
     ])
