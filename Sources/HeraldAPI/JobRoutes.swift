@@ -1,7 +1,9 @@
+import HeraldCore
 import HeraldStore
 import Hummingbird
 
-/// `GET /v1/jobs/{id}` (state and counters) and `DELETE /v1/jobs/{id}` (cancel). Job ids are scoped by app: `id`
+/// `GET /v1/jobs/{id}` (state and counters), `DELETE /v1/jobs/{id}` (cancel) and
+/// `POST /v1/apps/{app}/jobs/{id}/restore` (put back the devices the job pruned). Job ids are scoped by app: `id`
 /// names a job of the API key's app, and another app's job with the same id is not visible (404, as for an unknown
 /// id: the answer does not tell whether another app uses an id).
 struct JobRoutes: Sendable {
@@ -10,6 +12,7 @@ struct JobRoutes: Sendable {
     func add(to group: RouterGroup<APIRequestContext>) {
         group.get("jobs/{id}", use: show)
         group.delete("jobs/{id}", use: cancel)
+        group.post("apps/{app}/jobs/{id}/restore", use: restore)
     }
 
     struct JobView: Encodable {
@@ -59,5 +62,19 @@ struct JobRoutes: Sendable {
         view.state = JobState.cancelled.rawValue
         view.previousState = previous.rawValue
         return try JSONResponse.make(view)
+    }
+
+    /// Restores the devices the job pruned, from its dead-token records; tokens registered again since are skipped.
+    @Sendable func restore(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let app = try context.parameters.decoded("app")
+        let id = try context.parameters.decoded("id")
+        do {
+            try JobLimits.checkKey(app: app, id: id)
+        } catch {
+            throw APIError.badRequest("invalid_job", "\(error)")
+        }
+        try context.requireApp(app)
+        guard let job = try await api.store.job(app: app, id: id) else { throw APIError.notFound("no such job") }
+        return try JSONResponse.make(try await api.store.restorePrunedDevices(job.key))
     }
 }

@@ -9,7 +9,7 @@ struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
         abstract: "Manage the device registry.",
-        subcommands: [ImportDevices.self, ExportDevices.self]
+        subcommands: [ImportDevices.self, ExportDevices.self, RestoreDevices.self]
     )
 }
 

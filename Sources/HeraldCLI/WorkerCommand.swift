@@ -41,11 +41,26 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "Deliveries of one message (quorum queues count them) before it is parked instead of handled.")
     var maxDeliveries: Int = 10
 
+    @Option(help: "Prune breaker: stop a job when BadDeviceToken/NotForTopic answers exceed this share (0 to 1).")
+    var pruneBreakerShare: Double = 0.5
+
+    @Option(help: "Prune breaker: answers needed before it decides (1 to 1000000).")
+    var pruneBreakerMinimum: Int = 20
+
     @Option(help: "Address for /metrics and /health (env HERALD_METRICS_HOST).")
     var metricsHost: String?
 
     @Option(help: "Port for /metrics and /health; 0 disables (env HERALD_METRICS_PORT).")
     var metricsPort: Int?
+
+    func validate() throws {
+        guard pruneBreakerShare > 0 && pruneBreakerShare <= 1 else {
+            throw ValidationError("--prune-breaker-share must be above 0 and at most 1")
+        }
+        guard (1...1_000_000).contains(pruneBreakerMinimum) else {
+            throw ValidationError("--prune-breaker-minimum must be 1 to 1000000")
+        }
+    }
 
     func run() async throws {
         let logger = services.makeLogger(label: "herald.worker")
@@ -59,6 +74,8 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.connectionsPerApp = connections
         guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024") }
         guard (1...1000).contains(maxDeliveries) else { throw ValidationError("--max-deliveries must be 1 to 1000") }
+        configuration.pruneBreakerShare = pruneBreakerShare
+        configuration.pruneBreakerMinimum = pruneBreakerMinimum
         configuration.maximumMessageBytes = maxMessageBytes
         configuration.maximumDeliveries = maxDeliveries
         guard let type = Topology.QueueType(rawValue: queueType) else {

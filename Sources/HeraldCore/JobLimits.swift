@@ -114,3 +114,12 @@ public enum PublishTimestamp {
         return seconds * 1000
     }
 }
+
+extension JobLimits {
+    /// Checks a job's identity as given by an operator or a caller (`herald devices restore`, the restore route):
+    /// both non-empty, within their byte limits, free of control characters.
+    public static func checkKey(app: String, id: String) throws(JobError) {
+        try text(app, field: "app", maximum: appBytes)
+        try text(id, field: "id", maximum: idBytes)
+    }
+}

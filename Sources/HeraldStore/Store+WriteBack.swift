@@ -40,6 +40,9 @@ public struct WriteBack: Sendable, Hashable {
     public var retried: Int = 0
     /// Entries of the job's token list that were not device tokens: each failed alone, with no token to record.
     public var rejectedTokens: Int = 0
+    /// Answers that were BadDeviceToken or DeviceTokenNotForTopic (pruned or not), for the prune breaker's count
+    /// across a job's batches. Such a batch always has prunes or failures, so it takes the full write-back.
+    public var suspectAnswers: Int = 0
     public var prunes: [Prune] = []
     public var failures: [Failure] = []
 
@@ -100,10 +103,14 @@ extension Store {
                     DELETE FROM devices d USING candidates c
                     WHERE d.app_id = \(writeBack.app) AND d.token = c.token AND d.token IN (SELECT token FROM locked)
                       AND (c.ts < 0 OR d.registered_at < to_timestamp(c.ts / 1000.0))
-                    RETURNING d.token, c.reason, c.ts)
-                INSERT INTO dead_tokens (app_id, token, reason, apns_timestamp, job_id)
+                    RETURNING d.token, c.reason, c.ts, d.user_id, d.locale, d.topics, d.environment, d.registered_at,
+                              d.badge)
+                -- everything the device row held, so that `restorePrunedDevices` can put it back
+                INSERT INTO dead_tokens (app_id, token, reason, apns_timestamp, job_id, user_id, locale, topics,
+                                         environment, registered_at, badge)
                 SELECT \(writeBack.app), token, reason,
-                       CASE WHEN ts < 0 THEN NULL ELSE to_timestamp(ts / 1000.0) END, \(writeBack.jobID)
+                       CASE WHEN ts < 0 THEN NULL ELSE to_timestamp(ts / 1000.0) END, \(writeBack.jobID),
+                       user_id, locale, topics, environment, registered_at, badge
                 FROM deleted
                 RETURNING token
                 """,
@@ -149,7 +156,8 @@ extension Store {
             """
             UPDATE jobs SET targeted = targeted + \(writeBack.targeted), sent = sent + \(writeBack.sent),
                 pruned = pruned + \(pruned), failed = failed + \(failures.count + writeBack.rejectedTokens),
-                expired = expired + \(writeBack.expired), retried = retried + \(writeBack.retried)
+                expired = expired + \(writeBack.expired), retried = retried + \(writeBack.retried),
+                suspect_answers = suspect_answers + \(writeBack.suspectAnswers)
             WHERE app_id = \(writeBack.app) AND id = \(writeBack.jobID)
             """,
             logger: logger

@@ -94,12 +94,20 @@ struct BatchDeliverer: Sendable {
         // failure that remains is `SentButNotSettled`, so nothing retries the batch from the start (sending again).
         do {
             var tally: [Tally: Int] = [:]
-            let (retryKey, jobFailure) = try await settle(results, batch: batch, into: &writeBack, tally: &tally)
+            let (retryKey, stop) = try await settle(
+                results, batch: batch, into: &writeBack, tally: &tally,
+                prior: {
+                    try await outages.untilDone("reading a job's prune counts") {
+                        try await store.pruneBreakerCounts(job.key)
+                    }
+                })
             record(tally)
-            if let jobFailure {
+            if let stop {
                 // Failed first, so that completing its last batch cannot mark the job done.
                 let stopped = try await outages.untilDone("stopping a job") {
-                    try await stopJob(job, reason: "APNs rejected the job: \(jobFailure)", batch: nil)
+                    try await stop.isBreaker
+                        ? stopForPruneBreaker(job, reason: stop.reason, batch: nil)
+                        : stopJob(job, reason: stop.reason, batch: nil)
                 }
                 _ = try await outages.untilDone("completing a batch") {
                     try await finish(batch, writeBack: writeBack, retry: nil)
@@ -118,21 +126,29 @@ struct BatchDeliverer: Sendable {
     var outages: OutageWaiter { OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled) }
 
     /// Turns a batch's send results into its write-back, sends the transient failures to the next retry queue (or
-    /// parks them), and adds the outcomes to `tally`. Returns the retry batch's key, and the reason if APNs rejected the job
-    /// as a whole (then nothing is retried).
+    /// parks them), and adds the outcomes to `tally`. Returns the retry batch's key, and why the job must stop if APNs
+    /// rejected it as a whole or the prune breaker tripped (then nothing is retried). The breaker is asked before any
+    /// prune is added (`prior`: the job's counts so far, for its cross-batch check).
     private func settle(
         _ results: [(DeviceToken, Disposition, Int)],
         batch: BatchMessage,
         into writeBack: inout WriteBack,
-        tally: inout [Tally: Int]
-    ) async throws -> (retry: BatchKey?, jobFailure: APNSReason?) {
+        tally: inout [Tally: Int],
+        prior: (@Sendable () async throws -> (answers: Int, suspect: Int))?
+    ) async throws -> (retry: BatchKey?, stop: JobStop?) {
         var transient: [(DeviceToken, String)] = []
         var jobFailure: APNSReason? = nil
+        let breaker = try await pruneBreakerTrip(results, job: batch.key.jobKey, prior: prior)
         for (token, decided, _) in results {
             switch decided {
             case .delivered:
                 writeBack.sent += 1
+            case .prune(let reason, _) where PruneBreaker.isSuspect(reason) && breaker.holdPrunes:
+                writeBack.suspectAnswers += 1
+                writeBack.failures.append(.init(token: token, status: 400, reason: "\(reason) (not pruned: breaker)"))
+                tally[Tally(outcome: "failed", reason: reason.rawValue), default: 0] += 1
             case .prune(let reason, let timestamp):
+                if PruneBreaker.isSuspect(reason) { writeBack.suspectAnswers += 1 }
                 writeBack.prunes.append(.init(token: token, reason: reason.rawValue, apnsTimestamp: timestamp))
                 tally[Tally(outcome: "pruned", reason: reason.rawValue), default: 0] += 1
             case .failDevice(let reason):
@@ -150,13 +166,16 @@ struct BatchDeliverer: Sendable {
         }
         if writeBack.sent > 0 { tally[Tally(outcome: "sent", reason: ""), default: 0] += writeBack.sent }
 
-        if !transient.isEmpty && jobFailure == nil {
+        let stop =
+            jobFailure.map { JobStop(reason: "APNs rejected the job: \($0)", isBreaker: false) }
+            ?? breaker.reason.map { JobStop(reason: $0, isBreaker: true) }
+        if !transient.isEmpty && stop == nil {
             return (try await retryOrPark(transient, batch: batch, into: &writeBack), nil)
         }
         for (token, reason) in transient {
             writeBack.failures.append(.init(token: token, status: nil, reason: reason))
         }
-        return (nil, jobFailure)
+        return (nil, stop)
     }
 
     // MARK: Small jobs in groups
@@ -174,8 +193,8 @@ struct BatchDeliverer: Sendable {
         /// Completions that go on through `Store.completeSmallJobs`: dead tokens, failures to record, a retry, and
         /// the counts of the jobs stopped.
         var continuing: [BatchCompletion] = []
-        /// Jobs APNs rejected as a whole, with the reason.
-        var stopped: [(PreparedJob, APNSReason)] = []
+        /// Jobs APNs rejected as a whole or the prune breaker stopped, with the reason.
+        var stopped: [(PreparedJob, JobStop)] = []
         /// Jobs whose app left the apps file: not sent.
         var appGone: [PreparedJob] = []
     }
@@ -251,14 +270,16 @@ struct BatchDeliverer: Sendable {
         for ((small, _, _), result) in zip(sendable, results) {
             let batch = Self.smallJobBatch(small.job)
             var writeBack = Self.firstWriteBack(of: small.job, devices: small.tokens.count)
-            let (retry, jobFailure) = try await settle(result, batch: batch, into: &writeBack, tally: &tally)
-            if let jobFailure {
-                sent.stopped.append((small.job, jobFailure))
+            let (retry, stop) = try await settle(result, batch: batch, into: &writeBack, tally: &tally, prior: nil)
+            if let stop {
+                sent.stopped.append((small.job, stop))
+            }
+            if let stop, !stop.isBreaker {
                 // The job's error names the reason; its devices count as failed without a record each.
                 writeBack.rejectedTokens += writeBack.failures.count
                 writeBack.failures = []
             }
-            if jobFailure == nil && retry == nil && writeBack.prunes.isEmpty && writeBack.failures.isEmpty {
+            if stop == nil && retry == nil && writeBack.prunes.isEmpty && writeBack.failures.isEmpty {
                 sent.rows.append(row(small, done: writeBack))
             } else {
                 sent.rows.append(row(small, done: nil))
@@ -292,8 +313,11 @@ struct BatchDeliverer: Sendable {
         // A job APNs rejected as a whole is failed (and parked once) first, so that its completion, which still
         // writes its counts, does not mark it done.
         var stoppedHere = Set<JobKey>()
-        for (job, reason) in sent.stopped
-        where try await stopJob(job, reason: "APNs rejected the job: \(reason)", batch: nil) {
+        for (job, stop) in sent.stopped
+        where try await stop.isBreaker
+            ? stopForPruneBreaker(job, reason: stop.reason, batch: nil)
+            : stopJob(job, reason: stop.reason, batch: nil)
+        {
             stoppedHere.insert(job.key)
         }
         guard !sent.continuing.isEmpty else { return outcomes }

@@ -50,6 +50,13 @@ public struct WorkerConfiguration: Sendable {
     public var retryPolicy: RetryPolicy = .init(
         maximumAttempts: 2, baseDelay: .milliseconds(100), maximumDelay: .seconds(1))
 
+    /// The prune breaker: a job whose BadDeviceToken/DeviceTokenNotForTopic answers are more than this share of its
+    /// answers (in (0, 1]) is stopped and prunes none of them (see `PruneBreaker`)...
+    public var pruneBreakerShare: Double = 0.5
+    /// ... once at least this many answers are in.
+    public var pruneBreakerMinimum: Int = 20
+    var pruneBreaker: PruneBreaker { PruneBreaker(share: pruneBreakerShare, minimumAnswers: pruneBreakerMinimum) }
+
     /// Where to serve `/metrics`, `/health/live` and `/health/ready` (nil: not served). Port 0 picks one.
     public var operationsHost: String = "127.0.0.1"
     public var operationsPort: Int? = nil
@@ -78,6 +85,8 @@ public enum JobEvent: Sendable, Hashable {
     case batchCompleted(BatchKey)
     /// The job was already final, or another live planner is planning it (`running`): acknowledged without sending.
     case duplicate(app: String, id: String, state: JobState)
+    /// The prune breaker stopped the job (its answers look like a misconfigured app); `finished` follows.
+    case pruneBreakerTripped(app: String, id: String)
     /// Parked with a reason; the job id if the message was a job at all.
     case parked(id: String?, reason: String)
     /// A message is held while the database is unreachable: one event per wait (numbered from 1 for each

@@ -9,6 +9,8 @@ struct WorkerMetrics: Sendable {
     let batchesDuplicate = Counter(label: "herald_batches_duplicate_total")
     let retriesQueued = Counter(label: "herald_retries_total")
     let devicesParked = Counter(label: "herald_devices_parked_total")
+    /// Jobs stopped by the prune breaker (an app that looks misconfigured).
+    let pruneBreakerTrips = Counter(label: "herald_prune_breaker_trips_total")
     let jobsScheduledReleased = Counter(label: "herald_jobs_released_total")
     let latency = Timer(label: "herald_notification_latency_seconds", preferredDisplayUnit: .seconds)
     let inFlightBatches = Meter(label: "herald_batches_in_flight")
