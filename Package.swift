@@ -165,6 +165,7 @@ let package = Package(
                 "HeraldCore",
                 "HeraldStore",
                 "RabbitMQ",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -12,8 +12,8 @@ public struct APNSRequest: Sendable, Hashable {
     public var expiration: Int64?
     /// `apns-collapse-id`, at most 64 bytes.
     public var collapseID: String?
-    /// `apns-id`, a lowercase canonical UUID; nil lets APNs generate one.
-    public var apnsID: String?
+    /// `apns-id`; nil lets APNs generate one.
+    public var apnsID: APNSID?
     /// The JSON payload (`aps` and custom keys), uncompressed.
     public var payload: [UInt8]
 
@@ -24,7 +24,7 @@ public struct APNSRequest: Sendable, Hashable {
         priority: Priority? = nil,
         expiration: Int64? = nil,
         collapseID: String? = nil,
-        apnsID: String? = nil,
+        apnsID: APNSID? = nil,
         payload: [UInt8]
     ) {
         self.deviceToken = deviceToken

@@ -10,7 +10,6 @@ public struct APNSValidationError: Error, Sendable, Hashable, CustomStringConver
         case backgroundNeedsContentAvailable
         case backgroundPriority
         case invalidDeviceToken
-        case invalidAPNSID
         case invalidPushType
         case missingTopic
     }
@@ -71,9 +70,6 @@ extension APNSRequest {
                 )
             }
         }
-        if let apnsID, !Self.isCanonicalUUID(apnsID) {
-            throw APNSValidationError(.invalidAPNSID, "apns-id is not a lowercase canonical UUID")
-        }
     }
 
     /// A cheap check for `"content-available":1` in the payload bytes.
@@ -89,18 +85,6 @@ extension APNSRequest {
 
     /// Whether `text` is 8-4-4-4-12 lowercase hexadecimal.
     public static func isCanonicalUUID(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return false }
-        for (i, byte) in bytes.enumerated() {
-            if i == 8 || i == 13 || i == 18 || i == 23 {
-                guard byte == UInt8(ascii: "-") else { return false }
-            } else {
-                let isHex =
-                    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-                guard isHex else { return false }
-            }
-        }
-        return true
+        APNSID(text) != nil
     }
 }

@@ -73,7 +73,9 @@ struct APNSRequestHeaderEncoder: ~Copyable {
             add("apns-collapse-id", collapseID)
         }
         if let apnsID = request.apnsID {
-            add("apns-id", apnsID, flags: UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
+            begin("apns-id", flags: UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
+            apnsID.write(into: &scratch)
+            end()
         }
         begin("content-length")
         appendDecimal(Int64(request.payload.count))

@@ -23,40 +23,28 @@ public struct NotificationID: Sendable {
         prefix = state
     }
 
-    /// The id of the notification to `token`: lowercase 8-4-4-4-12 hexadecimal.
-    public func id(for token: DeviceToken) -> String {
+    /// The id of the notification to `token`.
+    public func id(for token: DeviceToken) -> APNSID {
         var state = prefix
         Self.mix(token.hex.utf8, into: &state)
         // Version 8 in the high nibble of the 7th byte, variant 10 in the top bits of the 9th.
-        let high = (state.0 & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_8000
-        let low = (state.1 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
-        return String(unsafeUninitializedCapacity: 36) { buffer in
-            let digits: StaticString = "0123456789abcdef"
-            var position = 0
-            func put(_ value: UInt64, nibbles: Int) {
-                for shift in stride(from: (nibbles - 1) * 4, through: 0, by: -4) {
-                    buffer[position] = digits.utf8Start[Int((value >> UInt64(shift)) & 0xF)]
-                    position += 1
-                }
-            }
-            func dash() {
-                buffer[position] = UInt8(ascii: "-")
-                position += 1
-            }
-            put(high >> 32, nibbles: 8)
-            dash()
-            put((high >> 16) & 0xFFFF, nibbles: 4)
-            dash()
-            put(high & 0xFFFF, nibbles: 4)
-            dash()
-            put(low >> 48, nibbles: 4)
-            dash()
-            put(low & 0xFFFF_FFFF_FFFF, nibbles: 12)
-            return position
-        }
+        return APNSID(
+            high: (state.0 & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_8000,
+            low: (state.1 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
     }
 
     private static func mix(_ bytes: some Sequence<UInt8>, into state: inout (UInt64, UInt64)) {
+        // A native string's UTF-8 is contiguous: a loop over its buffer, not the view's iterator, once per
+        // notification.
+        let mixed: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            var (first, second) = state
+            for byte in buffer {
+                first = (first ^ UInt64(byte)) &* prime
+                second = (second ^ UInt64(byte)) &* prime
+            }
+            state = (first, second)
+        }
+        guard mixed == nil else { return }
         for byte in bytes {
             state.0 = (state.0 ^ UInt64(byte)) &* prime
             state.1 = (state.1 ^ UInt64(byte)) &* prime

@@ -1,3 +1,4 @@
+import HeraldCore
 import Logging
 import PostgresNIO
 import Synchronization
@@ -23,7 +24,8 @@ extension Store {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 outcome.start(continuation)
-                Task {
+                // Where the caller prefers to run: the body's decoding and bookkeeping are the caller's work.
+                Task(executorPreference: ExecutorPreference.current) {
                     do { outcome.finish(.success(try await body())) } catch { outcome.finish(.failure(error)) }
                 }
                 let watchdog = Task { [self] in

@@ -88,13 +88,16 @@ extension Store {
         if !writeBack.prunes.isEmpty {
             let tokens = writeBack.prunes.map(\.token.hex)
             let reasons = writeBack.prunes.map(\.reason)
+            let ids = NotificationID(app: writeBack.app, job: writeBack.jobID)
+            let apnsIDs = writeBack.prunes.map { ids.id(for: $0.token).description }
             // -1 stands for "no timestamp" (BadDeviceToken, DeviceTokenNotForTopic): prune unconditionally.
             let timestamps = writeBack.prunes.map { $0.apnsTimestamp ?? -1 }
             let rows = try await connection.query(
                 """
                 WITH candidates AS (
-                    SELECT * FROM unnest(\(tokens)::text[], \(reasons)::text[], \(timestamps)::bigint[])
-                        AS c(token, reason, ts)),
+                    SELECT * FROM unnest(\(tokens)::text[], \(reasons)::text[], \(timestamps)::bigint[],
+                                         \(apnsIDs)::uuid[])
+                        AS c(token, reason, ts, apns_id)),
                 locked AS (
                     -- rows locked in token order, so that two write-backs pruning the same devices cannot deadlock
                     SELECT d.token FROM devices d WHERE d.app_id = \(writeBack.app) AND d.token = ANY(\(tokens))
@@ -103,13 +106,13 @@ extension Store {
                     DELETE FROM devices d USING candidates c
                     WHERE d.app_id = \(writeBack.app) AND d.token = c.token AND d.token IN (SELECT token FROM locked)
                       AND (c.ts < 0 OR d.registered_at < to_timestamp(c.ts / 1000.0))
-                    RETURNING d.token, c.reason, c.ts, d.user_id, d.locale, d.topics, d.environment, d.registered_at,
-                              d.badge)
+                    RETURNING d.token, c.reason, c.ts, c.apns_id, d.user_id, d.locale, d.topics, d.environment,
+                              d.registered_at, d.badge)
                 -- everything the device row held, so that `restorePrunedDevices` can put it back
-                INSERT INTO dead_tokens (app_id, token, reason, apns_timestamp, job_id, user_id, locale, topics,
-                                         environment, registered_at, badge)
+                INSERT INTO dead_tokens (app_id, token, reason, apns_timestamp, job_id, apns_id, user_id, locale,
+                                         topics, environment, registered_at, badge)
                 SELECT \(writeBack.app), token, reason,
-                       CASE WHEN ts < 0 THEN NULL ELSE to_timestamp(ts / 1000.0) END, \(writeBack.jobID),
+                       CASE WHEN ts < 0 THEN NULL ELSE to_timestamp(ts / 1000.0) END, \(writeBack.jobID), apns_id,
                        user_id, locale, topics, environment, registered_at, badge
                 FROM deleted
                 RETURNING token
@@ -143,11 +146,14 @@ extension Store {
             let tokens = failures.map(\.token.hex)
             let statuses = failures.map { $0.status ?? 0 }
             let reasons = failures.map(\.reason)
+            let ids = NotificationID(app: writeBack.app, job: writeBack.jobID)
+            let apnsIDs = failures.map { ids.id(for: $0.token).description }
             try await connection.query(
                 """
-                INSERT INTO delivery_failures (job_id, app_id, token, status, reason)
-                SELECT \(writeBack.jobID), \(writeBack.app), token, nullif(status, 0), reason
-                FROM unnest(\(tokens)::text[], \(statuses)::integer[], \(reasons)::text[]) AS f(token, status, reason)
+                INSERT INTO delivery_failures (job_id, app_id, token, status, reason, apns_id)
+                SELECT \(writeBack.jobID), \(writeBack.app), token, nullif(status, 0), reason, apns_id
+                FROM unnest(\(tokens)::text[], \(statuses)::integer[], \(reasons)::text[], \(apnsIDs)::uuid[])
+                    AS f(token, status, reason, apns_id)
                 """,
                 logger: logger
             )

@@ -170,12 +170,49 @@ struct BatchDeliverer: Sendable {
             jobFailure.map { JobStop(reason: "APNs rejected the job: \($0)", isBreaker: false) }
             ?? breaker.reason.map { JobStop(reason: $0, isBreaker: true) }
         if !transient.isEmpty && stop == nil {
-            return (try await retryOrPark(transient, batch: batch, into: &writeBack), nil)
+            let retry = try await retryOrPark(transient, batch: batch, into: &writeBack)
+            logFailures(writeBack, batch: batch)
+            return (retry, nil)
         }
         for (token, reason) in transient {
             writeBack.failures.append(.init(token: token, status: nil, reason: reason))
         }
+        logFailures(writeBack, batch: batch)
         return (nil, stop)
+    }
+
+    /// The most failed devices of one batch logged one by one; the rest are counted in one line.
+    static let failuresLoggedPerBatch = 20
+
+    /// Logs a batch's failed devices (notice) and pruned devices (debug) with the `apns-id` each notification
+    /// carried, never the token: a re-send of the same notification carries the same id, so these lines match
+    /// Apple's delivery log and the `apns_id` of `delivery_failures` and `dead_tokens`.
+    private func logFailures(_ writeBack: WriteBack, batch: BatchMessage) {
+        guard !writeBack.failures.isEmpty || !writeBack.prunes.isEmpty else { return }
+        let ids = NotificationID(app: writeBack.app, job: writeBack.jobID)
+        let job = "\(batch.key.jobKey)"
+        for failure in writeBack.failures.prefix(Self.failuresLoggedPerBatch) {
+            var metadata: Logger.Metadata = [
+                "job": "\(job)", "apns-id": "\(ids.id(for: failure.token))", "reason": "\(failure.reason)",
+            ]
+            if let status = failure.status { metadata["status"] = "\(status)" }
+            logger.notice("notification failed", metadata: metadata)
+        }
+        if writeBack.failures.count > Self.failuresLoggedPerBatch {
+            logger.notice(
+                "more notifications failed",
+                metadata: [
+                    "job": "\(job)", "batch": "\(batch.key)",
+                    "failed": "\(writeBack.failures.count - Self.failuresLoggedPerBatch)",
+                ])
+        }
+        if logger.logLevel <= .debug {
+            for prune in writeBack.prunes {
+                logger.debug(
+                    "device pruned",
+                    metadata: ["job": "\(job)", "apns-id": "\(ids.id(for: prune.token))", "reason": "\(prune.reason)"])
+            }
+        }
     }
 
     // MARK: Small jobs in groups

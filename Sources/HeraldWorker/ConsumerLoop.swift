@@ -1,3 +1,4 @@
+import HeraldCore
 import Logging
 import RabbitMQ
 import ServiceLifecycle
@@ -26,8 +27,9 @@ enum ConsumerLoop {
         let consumer = try await connection.consume(queue: queue, prefetch: prefetch)
         logger.info("consuming", metadata: ["queue": "\(queue)"])
         try await withGracefulShutdownHandler {
-            // The loop and every task it starts (task groups inherit the preference) run on `executor`, if given.
-            try await withTaskExecutorPreference(executor) {
+            // The loop and every task it starts (task groups inherit the preference, unstructured tasks that ask for
+            // it get it too) run on `executor`, if given.
+            try await ExecutorPreference.with(executor) {
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await delivery in consumer {
                         if let work = accept(delivery, consumer) { group.addTask { await work() } }

@@ -6,7 +6,7 @@ import Testing
         pushType: PushType = .alert,
         priority: Priority? = nil,
         collapseID: String? = nil,
-        apnsID: String? = nil,
+        apnsID: APNSID? = nil,
         payload: String = #"{"aps":{"alert":"hi"}}"#
     ) -> APNSRequest {
         APNSRequest(
@@ -78,9 +78,16 @@ import Testing
     }
 
     @Test func apnsIDMustBeACanonicalLowercaseUUID() throws {
-        try Self.request(apnsID: "123e4567-e89b-12d3-a456-426614174000").validate()
-        #expect(throws: APNSValidationError.self) {
-            try Self.request(apnsID: "123E4567-E89B-12D3-A456-426614174000").validate()
+        let id = try #require(APNSID("123e4567-e89b-12d3-a456-426614174000"))
+        #expect(id.description == "123e4567-e89b-12d3-a456-426614174000")
+        #expect(id == APNSID(high: 0x123e_4567_e89b_12d3, low: 0xa456_4266_1417_4000))
+        try Self.request(apnsID: id).validate()
+        for text in [
+            "123E4567-E89B-12D3-A456-426614174000", "123e4567e89b12d3a456426614174000",
+            "123e4567-e89b-12d3-a456-4266141740001", "123e4567-e89b-12d3-a456-42661417400", "",
+            "{123e4567-e89b-12d3-a456-426614174000}", "123e4567-e89b-12d3-a456_426614174000",
+        ] {
+            #expect(APNSID(text) == nil, "\(text)")
         }
     }
 

@@ -9,7 +9,7 @@ import Testing
     @Test func successRoundTripSendsHeadersAndEchoesAPNSID() async throws {
         try await SimulatorFixture.with { fixture in
             let id = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
-            let outcome = try await fixture.client.send(makeRequest(token: "a1b2c3d4", apnsID: id))
+            let outcome = try await fixture.client.send(makeRequest(token: "a1b2c3d4", apnsID: APNSID(id)))
             #expect(outcome.status == 200)
             #expect(outcome.apnsID == id)
             #expect(outcome.reason == nil)

@@ -89,7 +89,7 @@ struct SimulatorFixture {
 }
 
 /// A well-formed alert request to `token`.
-func makeRequest(token: String = "a1b2c3d4", apnsID: String? = nil) -> APNSRequest {
+func makeRequest(token: String = "a1b2c3d4", apnsID: APNSID? = nil) -> APNSRequest {
     APNSRequest(
         deviceToken: DeviceToken(trustedHex: token),
         topic: "com.example.app",
@@ -99,37 +99,4 @@ func makeRequest(token: String = "a1b2c3d4", apnsID: String? = nil) -> APNSReque
         apnsID: apnsID,
         payload: Array(#"{"aps":{"alert":"hello"}}"#.utf8)
     )
-}
-
-/// Log messages captured in memory, for asserting what the client logged.
-final class LogRecorder: Sendable {
-    private let messages = Mutex<[String]>([])
-    /// Set `HERALD_TEST_PRINT_LOGS=1` to see the client's logs while debugging a test.
-    static let printing = ProcessInfo.processInfo.environment["HERALD_TEST_PRINT_LOGS"] != nil
-
-    var all: [String] { messages.withLock { $0 } }
-
-    func count(of message: String) -> Int { all.filter { $0 == message }.count }
-
-    func handler() -> some LogHandler { Handler(recorder: self) }
-
-    private struct Handler: LogHandler {
-        let recorder: LogRecorder
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            if LogRecorder.printing {
-                var all = metadata
-                all.merge(event.metadata ?? [:]) { $1 }
-                print("\(event.level) \(event.message) \(all)")
-            }
-            recorder.messages.withLock { $0.append(event.message.description) }
-        }
-    }
 }

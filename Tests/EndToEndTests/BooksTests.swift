@@ -47,8 +47,57 @@ import Testing
             }
             #expect(Set(records.map(\.token)) == Set((live + retried).map(\.token.hex)))
             for record in records {
-                #expect(record.apnsID == ids.id(for: DeviceToken(trustedHex: record.token)))
+                #expect(record.apnsID == ids.id(for: DeviceToken(trustedHex: record.token)).description)
             }
+            // The dead-token records keep the apns-id the pruning answer was to.
+            let rows = try await harness.store.client.query(
+                "SELECT token, apns_id::text FROM dead_tokens WHERE job_id = 'cut'", logger: harness.logger)
+            var recorded = 0
+            for try await (token, apnsID) in rows.decode((String, String?).self) {
+                #expect(apnsID == ids.id(for: DeviceToken(trustedHex: token)).description)
+                recorded += 1
+            }
+            #expect(recorded == dead.count)
+        }
+    }
+
+    @Test func aFailedDeviceIsLoggedAndRecordedWithItsApnsIdNeverItsToken() async throws {
+        try await WorkerHarness.with {
+            // An answer Herald does not know, for these devices only: each fails alone (kept, not pruned).
+            $0.injectedFailures = [InjectedFailure(status: 400, reason: "SomethingNew", tokenPrefix: "bad0")]
+        } _: { harness in
+            _ = try await harness.importDevices(count: 40)
+            let failing = try await harness.importDevices(count: 25, prefix: "bad0")
+            let worker = try harness.startWorker()
+            try await harness.publish(WorkerHarness.broadcast(id: "logged"))
+            #expect(await harness.waitUntilFinished("logged") == .done)
+            try await worker.stop()
+
+            #expect(try await harness.job("logged")?.counters.failed == failing.count)
+            let ids = NotificationID(app: WorkerHarness.app, job: "logged")
+            let expected = Set(failing.map { ids.id(for: $0.token).description })
+            // At most `failuresLoggedPerBatch` lines per batch, the rest counted in one line.
+            let lines = harness.logs.entries("notification failed")
+            #expect(!lines.isEmpty && lines.count <= failing.count)
+            for line in lines {
+                #expect(line.level == .notice)
+                #expect(line.metadata["job"] == "\(WorkerHarness.app)/logged")
+                #expect(line.metadata["reason"] == "SomethingNew")
+                #expect(line.metadata["apns-id"].map(expected.contains) == true)
+            }
+            let more = harness.logs.entries("more notifications failed").compactMap { $0.metadata["failed"] }
+            #expect(lines.count + more.compactMap { Int($0) }.reduce(0, +) == failing.count)
+            // No line anywhere carries a device token.
+            for entry in harness.logs.recorded {
+                let text = ([entry.message] + entry.metadata.values).joined(separator: " ")
+                #expect(!failing.contains { text.contains($0.token.hex) })
+            }
+            // The failure records carry the same ids.
+            let rows = try await harness.store.client.query(
+                "SELECT apns_id::text FROM delivery_failures WHERE job_id = 'logged'", logger: harness.logger)
+            var recorded: Set<String> = []
+            for try await apnsID in rows.decode(String?.self) { recorded.insert(apnsID ?? "none") }
+            #expect(recorded == expected)
         }
     }
 }

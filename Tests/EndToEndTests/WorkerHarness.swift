@@ -25,11 +25,9 @@ final class WorkerHarness: Sendable {
     let topology: Topology
     let publisher: AMQPConnection
     let events = EventCollector<JobEvent>()
-    let logger: Logger = {
-        var logger = Logger(label: "e2e")
-        if ProcessInfo.processInfo.environment["HERALD_TEST_DEBUG"] != nil { logger.logLevel = .debug }
-        return logger
-    }()
+    /// What the worker logged (info and above), for the tests of what it logs and never logs.
+    let logs = LogRecorder()
+    let logger: Logger
 
     private init(
         store: Store, database: DatabaseConfiguration, simulator: APNSSimulator, port: Int, publisher: AMQPConnection,
@@ -42,6 +40,12 @@ final class WorkerHarness: Sendable {
         (self.apps, self.appsDirectory) = try TestAPNs.appsFile(apps: [Self.app, Self.otherApp], port: port)
         self.topology = topology
         self.publisher = publisher
+        let logs = self.logs
+        var logger = Logger(label: "e2e") { label in
+            MultiplexLogHandler([StreamLogHandler.standardError(label: label), logs.handler()])
+        }
+        logger.logLevel = ProcessInfo.processInfo.environment["HERALD_TEST_DEBUG"] != nil ? .debug : .info
+        self.logger = logger
     }
 
     /// Runs `body` with a harness and cleans up (queues, simulator, database) afterwards.

@@ -8,11 +8,11 @@ import Testing
     static let token = DeviceToken(trustedHex: "ad853c203a9b0000")
 
     @Test func anIdIsACanonicalVersion8UUIDAndTheSameForEverySend() {
-        let id = NotificationID(app: "com.example.news", job: "order-42").id(for: Self.token)
+        let id = NotificationID(app: "com.example.news", job: "order-42").id(for: Self.token).description
         #expect(APNSRequest.isCanonicalUUID(id))
         #expect(Array(id.utf8)[14] == UInt8(ascii: "8"))  // the version nibble
         #expect("89ab".utf8.contains(Array(id.utf8)[19]))  // the variant
-        #expect(NotificationID(app: "com.example.news", job: "order-42").id(for: Self.token) == id)
+        #expect(NotificationID(app: "com.example.news", job: "order-42").id(for: Self.token).description == id)
     }
 
     @Test func theAppTheJobAndTheDeviceEachChangeIt() {
