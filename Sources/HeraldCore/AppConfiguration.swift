@@ -8,17 +8,22 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     public var id: String
     /// The bundle id used as `apns-topic` (push-type suffixes are added per notification).
     public var topic: String
-    /// `production` or `sandbox`.
+    /// `production` or `sandbox`: where devices go that registered no environment (or one the app does not serve).
     public var environment: Environment
-    /// An override of Apple's host, e.g. `https://127.0.0.1:2197` for the simulator.
+    /// Every environment the app's devices may be in; nil means `environment` alone. With more than one, each
+    /// device is sent to the environment it registered with (`devices.environment`).
+    public var environments: [Environment]?
+    /// An override of Apple's host for `environment`, e.g. `https://127.0.0.1:2197` for the simulator.
     public var endpoint: String?
+    /// Overrides of Apple's host per environment (`{"sandbox": "https://…"}`), for apps with `environments`.
+    public var endpoints: [String: String]?
     /// An extra trust root (PEM file) for `endpoint`; certificate verification is never switched off.
     public var caFile: String?
     /// How Herald authenticates to APNs for this app.
     public var auth: Authentication
 
     enum CodingKeys: String, CodingKey {
-        case id, topic, environment, endpoint
+        case id, topic, environment, environments, endpoint, endpoints
         case caFile = "ca_file"
         case auth
     }
@@ -27,14 +32,18 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         id: String,
         topic: String,
         environment: Environment,
+        environments: [Environment]? = nil,
         endpoint: String? = nil,
+        endpoints: [String: String]? = nil,
         caFile: String? = nil,
         auth: Authentication
     ) {
         self.id = id
         self.topic = topic
         self.environment = environment
+        self.environments = environments
         self.endpoint = endpoint
+        self.endpoints = endpoints
         self.caFile = caFile
         self.auth = auth
     }
@@ -98,17 +107,63 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         }
     }
 
-    /// The host and port to connect to: `endpoint` if set, else Apple's host for the environment on 443.
-    public func resolvedEndpoint() throws(ConfigurationError) -> (host: String, port: Int) {
-        guard let endpoint else {
+    /// The environments the app's devices are sent to: `environments`, or `environment` alone.
+    public var servedEnvironments: [Environment] { environments ?? [environment] }
+
+    /// Whether devices are sent to the environment each registered with (more than one environment served).
+    public var sendsPerDeviceEnvironment: Bool { servedEnvironments.count > 1 }
+
+    /// The environment a device is sent to: the one it registered with if the app serves it, else `environment`.
+    public func environment(ofDevice registered: String?) -> Environment {
+        guard let registered, let parsed = Environment(rawValue: registered), servedEnvironments.contains(parsed)
+        else { return environment }
+        return parsed
+    }
+
+    /// The host and port to connect to for `environment`: its override (`endpoints`, or `endpoint` for the app's
+    /// default environment) if set, else Apple's host for the environment on 443.
+    public func resolvedEndpoint(
+        for environment: Environment? = nil
+    ) throws(ConfigurationError) -> (host: String, port: Int) {
+        let environment = environment ?? self.environment
+        let override =
+            endpoints?[environment.rawValue] ?? (environment == self.environment ? endpoint : nil)
+        guard let override else {
             return (environment == .production ? "api.push.apple.com" : "api.sandbox.push.apple.com", 443)
         }
-        guard let components = URLComponents(string: endpoint), components.scheme == "https",
+        guard let components = URLComponents(string: override), components.scheme == "https",
             let host = components.host, !host.isEmpty
         else {
-            throw ConfigurationError("app \(id): endpoint must be an https:// URL with a host")
+            throw ConfigurationError(
+                "app \(id): the \(environment.rawValue) endpoint must be an https:// URL with a host")
         }
         return (host, components.port ?? 443)
+    }
+
+    /// Checks `environments` and `endpoints` against each other and `environment`.
+    func checkEnvironments() throws(ConfigurationError) {
+        if let environments {
+            guard environments.contains(environment) else {
+                throw ConfigurationError(
+                    "app \(id): environments must include environment (\(environment.rawValue)), its devices' default")
+            }
+            guard Set(environments).count == environments.count else {
+                throw ConfigurationError("app \(id): environments lists an environment twice")
+            }
+        }
+        for key in (endpoints ?? [:]).keys.sorted() {
+            guard let named = Environment(rawValue: key) else {
+                throw ConfigurationError("app \(id): endpoints has \(key), which is not production or sandbox")
+            }
+            guard servedEnvironments.contains(named) else {
+                throw ConfigurationError("app \(id): endpoints names \(key), which environments does not list")
+            }
+        }
+        if let endpoint, let same = endpoints?[environment.rawValue], same != endpoint {
+            throw ConfigurationError(
+                "app \(id): endpoint and endpoints.\(environment.rawValue) disagree; give the override once")
+        }
+        for served in servedEnvironments { _ = try resolvedEndpoint(for: served) }
     }
 }
 
@@ -133,7 +188,7 @@ public struct AppsFile: Sendable, Hashable, Codable {
                 throw ConfigurationError("apps file: app \(app.id) is listed twice")
             }
             guard !app.topic.isEmpty else { throw ConfigurationError("app \(app.id): topic is empty") }
-            _ = try app.resolvedEndpoint()
+            try app.checkEnvironments()
         }
         return file
     }

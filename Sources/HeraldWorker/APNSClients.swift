@@ -5,9 +5,11 @@ import HeraldCore
 import Logging
 import NIOCore
 
-/// One `APNSClient` per app, built from the apps file at start-up so that a bad key or CA fails fast.
+/// One `APNSClient` per app and environment it serves, built from the apps file at start-up so that a bad key or
+/// CA fails fast. A client connects when it first sends, so an environment without devices costs nothing.
 public final class APNSClients: Sendable {
-    private let clients: [String: APNSClient]
+    private let clients: [String: [AppConfiguration.Environment: APNSClient]]
+    private let defaults: [String: AppConfiguration.Environment]
 
     /// Builds a client for every app. Relative paths are resolved against `directory`; a certificate app's
     /// passphrase is read from `environment` under the name its `passphrase_env` gives.
@@ -20,9 +22,8 @@ public final class APNSClients: Sendable {
         logger: Logger,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigurationError) {
-        var clients: [String: APNSClient] = [:]
+        var clients: [String: [AppConfiguration.Environment: APNSClient]] = [:]
         for app in apps.apps {
-            let (host, port) = try app.resolvedEndpoint()
             let authentication: APNSClientConfiguration.Authentication
             switch app.auth {
             case .token(let teamID, let keyID, let keyFile):
@@ -55,27 +56,40 @@ public final class APNSClients: Sendable {
             if let caFile = app.caFile {
                 roots.append(try Self.read(caFile, relativeTo: directory, what: "ca_file of app \(app.id)"))
             }
-            let configuration = APNSClientConfiguration(
-                endpoint: .init(host: host, port: port),
-                authentication: authentication,
-                additionalTrustRootsPEM: roots,
-                connections: connectionsPerApp,
-                requestTimeout: requestTimeout
-            )
-            var appLogger = logger
-            appLogger[metadataKey: "app"] = "\(app.id)"
-            clients[app.id] = APNSClient(
-                configuration: configuration, eventLoopGroup: eventLoopGroup, logger: appLogger)
+            // The same credentials for each environment: a token key signs for both, and a certificate is the
+            // operator's to match to the environments listed.
+            for environment in app.servedEnvironments {
+                let (host, port) = try app.resolvedEndpoint(for: environment)
+                let configuration = APNSClientConfiguration(
+                    endpoint: .init(host: host, port: port),
+                    authentication: authentication,
+                    additionalTrustRootsPEM: roots,
+                    connections: connectionsPerApp,
+                    requestTimeout: requestTimeout
+                )
+                var appLogger = logger
+                appLogger[metadataKey: "app"] = "\(app.id)"
+                if app.sendsPerDeviceEnvironment { appLogger[metadataKey: "environment"] = "\(environment.rawValue)" }
+                clients[app.id, default: [:]][environment] = APNSClient(
+                    configuration: configuration, eventLoopGroup: eventLoopGroup, logger: appLogger)
+            }
         }
         self.clients = clients
+        self.defaults = Dictionary(uniqueKeysWithValues: apps.apps.map { ($0.id, $0.environment) })
     }
 
-    /// The client for `app`, if the app is configured.
-    public func client(for app: String) -> APNSClient? { clients[app] }
+    /// The client for `app` in `environment` (nil: the app's default environment), if the app is configured and
+    /// serves that environment.
+    public func client(for app: String, environment: AppConfiguration.Environment? = nil) -> APNSClient? {
+        guard let environment = environment ?? defaults[app] else { return nil }
+        return clients[app]?[environment]
+    }
 
     /// Shuts every client down.
     public func shutdown() async {
-        for client in clients.values { await client.shutdown() }
+        for byEnvironment in clients.values {
+            for client in byEnvironment.values { await client.shutdown() }
+        }
     }
 
     static func read(_ path: String, relativeTo directory: String, what: String) throws(ConfigurationError) -> String {

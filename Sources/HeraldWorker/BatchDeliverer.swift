@@ -60,13 +60,13 @@ struct BatchDeliverer: Sendable {
         logger[metadataKey: "job"] = "\(batch.job)"
         logger[metadataKey: "batch"] = "\(batch.seq).\(batch.attempt)"
         let job = try PreparedJob.decode(Array(spec.utf8)) { batch.job }
-        guard let app = configuration.apps.app(job.app), let client = clients.client(for: job.app) else {
+        guard let app = configuration.apps.app(job.app), clients.client(for: job.app) != nil else {
             let stopped = try await stopJob(job, reason: "app \(job.app) is no longer in the apps file", batch: batch)
             return stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
         }
 
         var writeBack = WriteBack(jobID: job.id, app: job.app)
-        let devices = try await devices(of: batch, job: job)
+        let devices = try await devices(of: batch, job: job, app: app)
         // Counters count devices, not attempts: a retry batch's devices were targeted by the attempt before it.
         writeBack.targeted = batch.attempt == 1 ? devices.count : 0
         if batch.seq == 0 && batch.attempt == 1 && batch.tokens != nil {
@@ -87,8 +87,14 @@ struct BatchDeliverer: Sendable {
             // Once per device per job: a retry or redelivery gets the badge the first delivery computed.
             badges = try await store.incrementBadges(job: job.key, tokens: devices.map(\.token), by: increment)
         }
-        let requests = makeRequests(for: devices, job: job, bundleID: app.topic, badges: badges)
-        let results = try await send(requests, job: job, client: client, throttle: throttle, publishedAt: publishedAt)
+        // Each device to the APNs environment it registered with, for an app that serves both; else all to one.
+        var results: [(DeviceToken, Disposition, Int)] = []
+        for (environment, share) in Self.byEnvironment(devices, app: app) {
+            guard let client = clients.client(for: job.app, environment: environment) else { continue }
+            let requests = makeRequests(for: share, job: job, bundleID: app.topic, badges: badges)
+            results += try await send(
+                requests, job: job, client: client, throttle: throttle, publishedAt: publishedAt)
+        }
 
         // The notifications are out: from here each write is held through an outage and tried again alone, and a
         // failure that remains is `SentButNotSettled`, so nothing retries the batch from the start (sending again).
@@ -393,12 +399,24 @@ struct BatchDeliverer: Sendable {
 
     // MARK: Devices and requests
 
-    /// The devices of a batch: its explicit tokens (with their stored locales when payloads vary), or its key range
-    /// of the job's audience read again now.
-    private func devices(of batch: BatchMessage, job: PreparedJob) async throws -> [StoredDevice] {
+    /// A batch's devices by the environment each is sent to, in a fixed order: all in the app's environment
+    /// unless the app serves several (`AppConfiguration.environment(ofDevice:)`).
+    static func byEnvironment(
+        _ devices: [StoredDevice], app: AppConfiguration
+    ) -> [(AppConfiguration.Environment, [StoredDevice])] {
+        guard app.sendsPerDeviceEnvironment else { return [(app.environment, devices)] }
+        let grouped = Dictionary(grouping: devices) { app.environment(ofDevice: $0.environment) }
+        return grouped.sorted { $0.key.rawValue < $1.key.rawValue }
+    }
+
+    /// The devices of a batch: its explicit tokens (with their stored locales and environments when payloads vary
+    /// or the app serves several environments), or its key range of the job's audience read again now.
+    private func devices(of batch: BatchMessage, job: PreparedJob, app: AppConfiguration) async throws -> [StoredDevice]
+    {
+        let withDetails = job.template.variesPerDevice || app.sendsPerDeviceEnvironment
         if let tokens = batch.tokens {
             let parsed = tokens.map(DeviceToken.init(trustedHex:))
-            guard job.template.variesPerDevice else {
+            guard withDetails else {
                 return parsed.map { StoredDevice(token: $0, locale: nil, registeredAt: 0) }
             }
             let stored = Dictionary(
@@ -419,7 +437,7 @@ struct BatchDeliverer: Sendable {
                 after: cursor,
                 through: batch.through,
                 limit: pageSize,
-                withDetails: job.template.variesPerDevice
+                withDetails: withDetails
             )
             devices += page
             guard page.count == pageSize, let last = page.last else { break }

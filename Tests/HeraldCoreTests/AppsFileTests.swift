@@ -33,6 +33,30 @@ import Testing
             "not valid"
         ),
         (#"{"apps":[{"id":"a","topic":"a","environment":"production","auth":{"type":"magic"}}]}"#, "not valid"),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","environments":["sandbox"],"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "environments must include environment"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","environments":["production","production"],"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "twice"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","endpoints":{"sandbox":"https://x"},"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "endpoints names sandbox, which environments does not list"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","environments":["production","sandbox"],"endpoints":{"staging":"https://x"},"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "staging, which is not production or sandbox"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","environments":["production","sandbox"],"endpoints":{"sandbox":"http://x"},"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "the sandbox endpoint must be an https:// URL"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","endpoint":"https://x","endpoints":{"production":"https://y"},"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "disagree"
+        ),
     ])
     func rejectsBadFilesNamingTheProblem(json: String, expected: String) {
         #expect {
@@ -40,5 +64,30 @@ import Testing
         } throws: { error in
             (error as? ConfigurationError)?.description.contains(expected) == true
         }
+    }
+
+    @Test func anAppMayServeBothEnvironmentsEachDeviceGoingWhereItRegistered() throws {
+        let json = #"""
+            {"apps": [{"id": "a", "topic": "com.a", "environment": "production",
+                       "environments": ["production", "sandbox"],
+                       "endpoints": {"sandbox": "https://127.0.0.1:2198"},
+                       "auth": {"type": "token", "team_id": "T", "key_id": "K", "key_file": "k.p8"}},
+                      {"id": "b", "topic": "com.b", "environment": "sandbox",
+                       "auth": {"type": "token", "team_id": "T", "key_id": "K", "key_file": "k.p8"}}]}
+            """#
+        let file = try AppsFile.parse(Data(json.utf8))
+        let a = try #require(file.app("a"))
+        #expect(a.sendsPerDeviceEnvironment)
+        #expect(try a.resolvedEndpoint(for: .production) == ("api.push.apple.com", 443))
+        #expect(try a.resolvedEndpoint(for: .sandbox) == ("127.0.0.1", 2198))
+        #expect(a.environment(ofDevice: "sandbox") == .sandbox)
+        #expect(a.environment(ofDevice: "production") == .production)
+        // No environment registered, or one that is not valid: the app's default.
+        #expect(a.environment(ofDevice: nil) == .production)
+        #expect(a.environment(ofDevice: "staging") == .production)
+        // An app serving one environment sends every device there, whatever it registered.
+        let b = try #require(file.app("b"))
+        #expect(!b.sendsPerDeviceEnvironment)
+        #expect(b.environment(ofDevice: "production") == .sandbox)
     }
 }
