@@ -101,7 +101,7 @@ public struct Topology: Sendable, Hashable {
     ///
     /// A quorum work queue declared before it had a dead-letter target (Herald before issue 16) is refused with
     /// 406 (its arguments differ); it is then taken as it is, without the target. The worker still parks a
-    /// message itself before the delivery limit (`maximumDeliveries`); the README's upgrade notes give the policy that
+    /// message itself before the delivery limit (`maximumDeliveries`); docs/operations.md's upgrade notes give the policy that
     /// adds the target to such a queue.
     public func declare(on connection: AMQPConnection) async throws {
         for (name, arguments) in queues {
