@@ -7,7 +7,7 @@ import HeraldStore
 /// production, a wrong topic — not its devices. The job is stopped, and those answers are recorded as delivery
 /// failures instead of pruning the devices, so one broadcast cannot delete an app's registry. A 410 Unregistered is a
 /// normal dead token and never counts. A pure type: `BatchDeliverer.settle` asks it before a batch's prunes are
-/// written.
+/// written (`BatchCommit`), and `Settlement` holds the prunes it says to hold.
 ///
 /// Evaluated per batch and across the job's batches: a batch with any suspect answer that does not trip alone reads
 /// the job's counts so far (one primary-key read, `Store.pruneBreakerCounts`; `suspect_answers` is kept on the job row
@@ -79,44 +79,5 @@ public struct PruneBreaker: Sendable, Hashable {
             + " DeviceTokenNotForTopic (BadDeviceToken \(counts.badDeviceToken), DeviceTokenNotForTopic"
             + " \(counts.notForTopic)\(earlier)); the app looks misconfigured (wrong APNs environment or topic), so no"
             + " device was pruned for them (recorded as delivery failures)"
-    }
-}
-
-extension BatchDeliverer {
-    /// Why a batch's job must stop: APNs rejected it as a whole, or the prune breaker tripped.
-    struct JobStop: Sendable {
-        var reason: String
-        var isBreaker: Bool
-    }
-
-    /// Whether a batch's suspect answers must not be pruned: the breaker trips on the batch alone, on the job's
-    /// counts so far plus the batch's (`prior`, read only when the batch has a suspect answer), or the job is one
-    /// this worker already stopped. Returns the stop reason if the breaker trips here (nil when it does not, or
-    /// when the job was already stopped).
-    func pruneBreakerTrip(
-        _ results: [(DeviceToken, Disposition, Int)],
-        job: JobKey,
-        prior: (@Sendable () async throws -> (answers: Int, suspect: Int))?
-    ) async throws -> (holdPrunes: Bool, reason: String?) {
-        let batch = PruneBreaker.Counts(results.lazy.map(\.1))
-        guard batch.suspect > 0 else { return (false, nil) }
-        if stoppedJobs.contains(job) { return (true, nil) }
-        let breaker = configuration.pruneBreaker
-        if breaker.trips(batch) { return (true, PruneBreaker.reason(batch)) }
-        guard let prior else { return (false, nil) }
-        let before = try await prior()
-        var sum = batch
-        sum.answers += before.answers
-        sum.earlier = before.suspect
-        return breaker.trips(sum) ? (true, PruneBreaker.reason(sum)) : (false, nil)
-    }
-
-    /// Stops a job the breaker tripped for: failed with the reason (and parked once), counted, and announced.
-    func stopForPruneBreaker(_ job: PreparedJob, reason: String, batch: BatchMessage?) async throws -> Bool {
-        stoppedJobs.insert(job.key)
-        guard try await stopJob(job, reason: reason, batch: batch) else { return false }
-        metrics.pruneBreakerTrips.increment()
-        configuration.onJobHandled?(.pruneBreakerTripped(app: job.app, id: job.id))
-        return true
     }
 }

@@ -1,0 +1,78 @@
+import Foundation
+import HeraldCore
+import HeraldStore
+import Logging
+import RabbitMQ
+
+/// Handles messages from `herald.batches` (planned batches and retries coming back from the delay queues).
+struct BatchConsumer: Sendable {
+    let configuration: WorkerConfiguration
+    let deliverer: BatchDeliverer
+    let parking: Parking
+    let metrics: WorkerMetrics
+    let logger: Logger
+
+    var outages: OutageWaiter { deliverer.outages }
+
+    func handle(_ delivery: AMQPDelivery, consumer: AMQPConsumer) async {
+        var batch: BatchMessage
+        do {
+            batch = try Intake(configuration: configuration).batch(delivery)
+        } catch {
+            await park(delivery, reason: error.description, consumer: consumer)
+            return
+        }
+        metrics.inFlightBatches.increment(by: 1)
+        defer { metrics.inFlightBatches.decrement(by: 1) }
+        let outcome: BatchDeliverer.Outcome
+        do {
+            // Held through a database outage until it is delivered; a failure after the send is not retried here
+            // (`SentButNotSettled`): the deliverer already held its writes as long as it could.
+            outcome = try await outages.untilDone("delivering a batch") {
+                if batch.app == nil {
+                    // Published before job ids were scoped by app (schemas/007): its job is the only one with its id.
+                    batch.app = try await deliverer.store.onlyApp(ofJob: batch.job)
+                }
+                guard batch.app != nil else { return .unknownJob }
+                return try await deliverer.deliver(batch)
+            }
+        } catch {
+            if FailureKind.handBack(error) {
+                logger.notice("shutting down, handing the batch back", metadata: ["batch": "\(batch.key)"])
+                try? await consumer.nack(delivery, requeue: true)
+                return
+            }
+            logger.error("batch could not be completed", metadata: ["batch": "\(batch.key)", "error": "\(error)"])
+            let reason = FailureKind(error) == .permanent ? "\(error)" : "\(JobError.Code.failedRepeatedly): \(error)"
+            await park(delivery, reason: reason, consumer: consumer)
+            return
+        }
+        guard (try? await consumer.ack(delivery)) != nil else { return }
+        switch outcome {
+        case .completed(let finished):
+            configuration.onJobHandled?(.batchCompleted(batch.key))
+            if let finished {
+                configuration.onJobHandled?(.finished(app: batch.key.app, id: batch.job, state: finished))
+            }
+        case .alreadyDone, .skipped:
+            break
+        case .unknownJob:
+            logger.warning("batch of an unknown job dropped", metadata: ["batch": "\(batch.key)"])
+        }
+    }
+
+    private func park(_ delivery: AMQPDelivery, reason: String, consumer: AMQPConsumer) async {
+        logger.warning("batch parked", metadata: ["reason": "\(reason)"])
+        do {
+            try await outages.untilDone("parking a batch") {
+                try await parking.park(
+                    delivery.body, properties: delivery.properties, reason: reason, attempts: 1,
+                    origin: configuration.topology.batches)
+            }
+            try await consumer.ack(delivery)
+            configuration.onJobHandled?(.parked(id: nil, reason: reason))
+        } catch {
+            try? await consumer.nack(delivery, requeue: true)
+        }
+    }
+}

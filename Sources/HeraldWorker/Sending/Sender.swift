@@ -1,0 +1,191 @@
+import APNSCore
+import APNSTransport
+import Foundation
+import HeraldCore
+
+/// What sending needs of an APNs client: a transport batch whose answers are taken as they arrive, and one request
+/// at a time. `APNSClient` is one; the worker's fast tests use a fake.
+protocol NotificationTransport: Sendable {
+    func sendAll(
+        count: Int,
+        concurrency: Int,
+        request: @escaping @Sendable (Int) -> APNSRequest?,
+        onAnswer: @escaping @Sendable (Int, Result<APNSOutcome, APNSTransportError>) -> Void
+    ) async -> [Result<APNSOutcome, APNSTransportError>?]
+
+    func send(_ request: APNSRequest) async throws(APNSTransportError) -> APNSOutcome
+}
+
+extension APNSClient: NotificationTransport {}
+
+/// Sending: requests to answers over an APNs client, the first request of each share alone (the probe), transient
+/// failures retried briefly in-process. Knows nothing of PostgreSQL or the broker; what the answers mean for the
+/// job is `Settlement`'s.
+struct Sender: Sendable {
+    /// Requests in flight at most, over the client's connections.
+    var concurrency: Int
+    var policy: RetryPolicy
+    var metrics: WorkerMetrics
+    /// Draws the jitter of a retry delay, in 0...1 (injected by tests).
+    var jitter: @Sendable () -> Double = { Double.random(in: 0...1) }
+
+    /// One job's share of a transport batch.
+    struct Share: Sendable {
+        var requests: RequestList
+        var range: Range<Int>
+        var stop: StopFlag
+        /// When the producer published the job (ms since 1970).
+        var publishedAt: Int64
+
+        /// The share's first `count` requests.
+        func prefix(_ count: Int) -> Share {
+            var share = self
+            share.range = range.lowerBound..<min(range.lowerBound + count, range.upperBound)
+            return share
+        }
+
+        /// The share without its first `count` requests.
+        func dropFirst(_ count: Int) -> Share {
+            var share = self
+            share.range = range.dropFirst(count)
+            return share
+        }
+    }
+
+    /// Sends the shares as two transport batches: each share's first request, then the rest of each share whose
+    /// job was not stopped by its first answer. A job APNs rejects as a whole (bad topic, credentials, payload)
+    /// costs one request per batch, not a batch's worth of concurrent ones. Returns each share's results, in order.
+    func sendProbingFirst(_ shares: [Share], through client: any NotificationTransport) async -> [[DeviceResult]] {
+        let firsts = await sendShares(shares.map { $0.prefix(1) }, through: client)
+        var rests = await sendShares(shares.map { $0.dropFirst(1) }.filter { !$0.range.isEmpty }, through: client)[...]
+        return zip(shares, firsts).map { share, first in
+            share.range.count > 1 ? first + rests.removeFirst() : first
+        }
+    }
+
+    /// Sends the shares' requests through `client` as one transport batch (answers taken on the event loop, no
+    /// task per notification), then retries transient failures in-process with jittered backoff. Returns each
+    /// share's results, in order. A share whose job stops (rejected as a whole) sends nothing more.
+    func sendShares(_ shares: [Share], through client: any NotificationTransport) async -> [[DeviceResult]] {
+        // Flat index -> (share, index in its request list).
+        var owners: [(share: Int, index: Int)] = []
+        owners.reserveCapacity(shares.reduce(0) { $0 + $1.range.count })
+        for (number, share) in shares.enumerated() {
+            for index in share.range { owners.append((number, index)) }
+        }
+        let locate = owners
+        let (policy, metrics) = (self.policy, self.metrics)
+        let answers = await client.sendAll(
+            count: locate.count,
+            concurrency: concurrency,
+            request: { flat in
+                let (number, index) = locate[flat]
+                // Not sent once the job is known rejected as a whole (the probe, another batch, or this one).
+                return shares[number].stop.isSet ? nil : shares[number].requests[index]
+            },
+            onAnswer: { flat, answer in
+                // As answers arrive: the latency of delivered ones, and a job-level rejection stops the job's rest.
+                let share = shares[locate[flat].share]
+                let result = DeliveryResult(answer)
+                if result.isSuccess {
+                    Self.recordLatency(metrics, publishedAt: share.publishedAt)
+                } else if case .failJob = disposition(for: result, attempt: 1, policy: policy, jitter: 0) {
+                    share.stop.set()
+                }
+            }
+        )
+        var results = shares.map { share -> [DeviceResult] in
+            var results: [DeviceResult] = []
+            results.reserveCapacity(share.range.count)
+            return results
+        }
+        var retries: [(flat: Int, delay: Duration)] = []
+        for (flat, answer) in answers.enumerated() {
+            let (number, index) = locate[flat]
+            let token = shares[number].requests.tokens[index]
+            guard let answer else {
+                // Not sent: the job stopped.
+                results[number].append(
+                    DeviceResult(token: token, disposition: .failJob(reason: StopFlag.stopped), retries: 0))
+                continue
+            }
+            let result = DeliveryResult(answer)
+            let decided = disposition(
+                for: result, attempt: 1, policy: policy, jitter: result.isSuccess ? 0 : jitter())
+            if case .retry(_, let delay) = decided { retries.append((flat, delay)) }
+            results[number].append(DeviceResult(token: token, disposition: decided, retries: 0))
+        }
+        guard !retries.isEmpty else { return results }
+        let retried = await withTaskGroup(of: (Int, DeviceResult).self) { group in
+            var running = 0
+            var collected: [(Int, DeviceResult)] = []
+            for (flat, delay) in retries {
+                if running == concurrency, let done = await group.next() {
+                    collected.append(done)
+                    running -= 1
+                }
+                running += 1
+                group.addTask {
+                    try? await Task.sleep(for: delay)
+                    let share = shares[locate[flat].share]
+                    let request = share.requests[locate[flat].index]
+                    let result = await sendOne(
+                        request, through: client, stop: share.stop, publishedAt: share.publishedAt, from: 2)
+                    return (flat, result)
+                }
+            }
+            for await done in group { collected.append(done) }
+            return collected
+        }
+        for (flat, result) in retried {
+            let (number, index) = locate[flat]
+            results[number][index - shares[number].range.lowerBound] = result
+        }
+        return results
+    }
+
+    /// One notification with brief in-process retries of transient failures.
+    func sendOne(
+        _ request: APNSRequest,
+        through client: any NotificationTransport,
+        stop: StopFlag,
+        publishedAt: Int64,
+        from firstAttempt: Int = 1
+    ) async -> DeviceResult {
+        var attempt = firstAttempt
+        while true {
+            if stop.isSet {
+                return DeviceResult(
+                    token: request.deviceToken, disposition: .failJob(reason: StopFlag.stopped), retries: attempt - 1)
+            }
+            let result: DeliveryResult
+            do {
+                result = .answered(try await client.send(request))
+            } catch {
+                result = .transportFailure(error.code.description)
+            }
+            // The jitter only matters for a retry; drawing it for every success cost a getrandom call each.
+            let decided = disposition(
+                for: result, attempt: attempt, policy: policy, jitter: result.isSuccess ? 0 : jitter())
+            switch decided {
+            case .retry(_, let delay):
+                try? await Task.sleep(for: delay)
+                attempt += 1
+                continue
+            case .failJob:
+                stop.set()
+            case .delivered:
+                Self.recordLatency(metrics, publishedAt: publishedAt)
+            default:
+                break
+            }
+            return DeviceResult(token: request.deviceToken, disposition: decided, retries: attempt - 1)
+        }
+    }
+
+    /// End-to-end latency of a delivered notification: from the producer's publish to APNs' answer.
+    static func recordLatency(_ metrics: WorkerMetrics, publishedAt: Int64) {
+        let elapsed = Int64(Date().timeIntervalSince1970 * 1000) - publishedAt
+        metrics.latency.recordMilliseconds(max(elapsed, 0))
+    }
+}
