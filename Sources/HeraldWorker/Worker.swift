@@ -124,7 +124,7 @@ struct WorkerShared: Sendable {
     }
 }
 
-/// Consumes `herald.jobs`: validates, registers and plans jobs (delivering small ones itself).
+/// Consumes `herald.jobs`: validates, registers and plans jobs (delivering those of one batch itself).
 struct PlannerService: Service {
     let shared: WorkerShared
 
@@ -133,8 +133,10 @@ struct PlannerService: Service {
             let configuration = shared.configuration
             let deliverer = shared.deliverer(publisher: publisher)
             let planner = Planner(
-                store: shared.store, configuration: configuration, publisher: publisher, deliverer: deliverer,
-                metrics: shared.metrics, logger: shared.logger
+                store: shared.store,
+                publisher: AMQPBatchPublisher(connection: publisher, queue: configuration.topology.batches),
+                batchSize: configuration.batchSize, metrics: shared.metrics, logger: shared.logger,
+                onJobHandled: configuration.onJobHandled
             )
             let jobs = JobConsumer(
                 configuration: configuration, store: shared.store, planner: planner, deliverer: deliverer,

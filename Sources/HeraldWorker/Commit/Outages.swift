@@ -40,7 +40,8 @@ struct SentButNotSettled: Error, CustomStringConvertible {
 /// healthy database is not an outage. A permanent failure, or any failure once the worker is shutting down, is
 /// thrown at once.
 struct OutageWaiter: Sendable {
-    let store: Store
+    /// Whether the database answers a ping within the timeout (`Store.databaseAnswers`; a fake's in tests).
+    let answers: @Sendable (Duration) async -> Bool
     let logger: Logger
     /// Told of each wait during an outage (`JobEvent.waitingForDatabase`).
     var onEvent: (@Sendable (JobEvent) -> Void)? = nil
@@ -50,6 +51,19 @@ struct OutageWaiter: Sendable {
     var pingTimeout: Duration = .seconds(1)
 
     private static let waiting = Meter(label: "herald_outage_waits")
+
+    init(store: Store, logger: Logger, onEvent: (@Sendable (JobEvent) -> Void)? = nil) {
+        self.init(answers: { await store.databaseAnswers(within: $0) }, logger: logger, onEvent: onEvent)
+    }
+
+    init(
+        answers: @escaping @Sendable (Duration) async -> Bool, logger: Logger,
+        onEvent: (@Sendable (JobEvent) -> Void)? = nil
+    ) {
+        self.answers = answers
+        self.logger = logger
+        self.onEvent = onEvent
+    }
 
     func untilDone<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
         var failures = 0
@@ -102,7 +116,7 @@ struct OutageWaiter: Sendable {
 
 extension OutageWaiter {
     /// Whether the database answers a ping within `pingTimeout`.
-    func databaseAnswers() async -> Bool { await store.databaseAnswers(within: pingTimeout) }
+    func databaseAnswers() async -> Bool { await answers(pingTimeout) }
 }
 
 extension FailureKind {

@@ -161,8 +161,16 @@ struct JobConsumer: Sendable {
             logger.info("job already finished, not sent again", metadata: ["state": "\(state.rawValue)"])
             return .duplicate(app: job.app, id: job.id, state: state)
         case .plan(let cursor, let nextSeq, let planned):
-            let finished = try await planner.plan(
+            let finished: JobState?
+            switch try await planner.plan(
                 job, cursor: cursor, nextSeq: nextSeq, planned: planned, redelivered: item.delivery.redelivered)
+            {
+            case .finished(let state):
+                finished = state
+            case .deliverHere(let batch, let then):
+                // A job of one batch: delivered here, not through the batches queue.
+                finished = try await planner.resume(then, job: job, after: try await deliverer.deliver(batch))
+            }
             guard let finished else { return nil }
             logger.info("job finished", metadata: ["state": "\(finished.rawValue)"])
             return .finished(app: job.app, id: job.id, state: finished)

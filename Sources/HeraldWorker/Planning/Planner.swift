@@ -5,61 +5,134 @@ import HeraldStore
 import Logging
 import RabbitMQ
 
-/// Turns a registered job into batches: explicit tokens in chunks, everything else by keyset pages of its audience
-/// in PostgreSQL, so that memory never grows with the audience. A job that fits in one batch is delivered right
-/// here; larger ones are published to `herald.batches` with confirms for every worker to share.
+/// What planning needs of PostgreSQL. `Store` is it; the worker's fast tests use a fake.
+protocol PlanningStore: Sendable {
+    func devicesPageBoundary(app: String, filter: DeviceFilter, after: String?, limit: Int) async throws
+        -> (count: Int, last: String?)
+    func recordPlanned(_ key: BatchKey, cursor: String?) async throws -> Bool
+    func planSingleBatch(_ key: BatchKey, cursor: String?) async throws
+    func finishPlanning(job: JobKey) async throws -> JobState?
+    func databaseAnswers(within timeout: Duration) async -> Bool
+}
+
+extension Store: PlanningStore {}
+
+/// Where planning publishes the batches every worker shares (`herald.batches`, with confirms).
+protocol BatchPublishing: Sendable {
+    func publish(_ batch: BatchMessage) async throws
+}
+
+/// Publishes batches to the topology's batches queue over an AMQP connection.
+struct AMQPBatchPublisher: BatchPublishing {
+    let connection: AMQPConnection
+    let queue: String
+
+    func publish(_ batch: BatchMessage) async throws {
+        try await connection.publish(
+            Array(try JSONEncoder().encode(batch)),
+            routingKey: queue,
+            properties: AMQPProperties(contentType: "application/json", messageID: "\(batch.key)"),
+            mandatory: true
+        )
+    }
+}
+
+/// Planning: turns a registered job into batches — explicit tokens in chunks, everything else by keyset pages of
+/// its audience in PostgreSQL, so that memory never grows with the audience. It never sends: batches are
+/// published to `herald.batches` for every worker to share, and a job that fits in one batch is handed back to the
+/// caller (`Step.deliverHere`), which delivers it in this process and then calls `resume`.
 ///
 /// Planning resumes where it stopped: the cursor moves only after a batch is published, so a crash re-publishes at
 /// most the batch it was on (and its delivery is deduplicated by the batch's completion record). Only the holder of
 /// the job's planning claim plans it (`JobConsumer`, `PlanningClaims`): two copies of a job never plan at once.
 struct Planner: Sendable {
-    let store: Store
-    let configuration: WorkerConfiguration
-    let publisher: AMQPConnection
-    let deliverer: BatchDeliverer
+    let store: any PlanningStore
+    let publisher: any BatchPublishing
+    /// Devices per batch.
+    let batchSize: Int
     let metrics: WorkerMetrics
     let logger: Logger
+    var onJobHandled: (@Sendable (JobEvent) -> Void)? = nil
 
-    /// Plans the job from `cursor`; returns the job's final state if it finished while planning.
+    /// What is left after planning.
+    enum Step: Sendable, Equatable {
+        /// Planning is over; the job's final state if it finished.
+        case finished(JobState?)
+        /// Deliver `batch` here, then call `resume(_:job:after:)` with `then` and the delivery's outcome.
+        case deliverHere(BatchMessage, then: Resume)
+    }
+
+    /// What planning does once the batch it handed back is delivered.
+    enum Resume: Sendable, Equatable {
+        /// A job of one batch planned in its completion transaction: the delivery's outcome is the job's.
+        case singleBatch
+        /// A redelivered one-batch job: done if the delivery finished it, else planning is finished here.
+        case redelivered
+        /// An audience of one page: its cursor recorded, then planning finished.
+        case onePage(cursor: String?)
+    }
+
+    /// Holds planning's writes through an outage of the database.
+    var outages: OutageWaiter {
+        let store = self.store
+        return OutageWaiter(answers: { await store.databaseAnswers(within: $0) }, logger: logger, onEvent: onJobHandled)
+    }
+
+    /// Plans the job from `cursor`.
     ///
     /// `redelivered`: the broker handed this message out before and it was not acknowledged (a worker died or gave
     /// it back). A job that fits in one batch was being delivered by that worker itself, not through the batches
-    /// queue, so its batch is delivered again here unless it is done.
+    /// queue, so its batch is delivered again unless it is done.
     func plan(_ job: PreparedJob, cursor: String?, nextSeq: Int, planned: Bool, redelivered: Bool) async throws
-        -> JobState?
+        -> Step
     {
-        if planned, redelivered, case .tokens(let tokens) = job.audience, tokens.count <= configuration.batchSize,
-            nextSeq == 1
-        {
+        if planned, redelivered, case .tokens(let tokens) = job.audience, tokens.count <= batchSize, nextSeq == 1 {
             let batch = BatchMessage(app: job.app, job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
-            if case .completed(let finished?) = try await deliverer.deliver(batch) { return finished }
+            return .deliverHere(batch, then: .redelivered)
         }
         if !planned {
             switch job.audience {
             case .tokens(let tokens):
-                if cursor == nil && tokens.count <= configuration.batchSize {
+                if cursor == nil && tokens.count <= batchSize {
                     // The common small job: one batch, planned and finished in its own completion transaction.
                     let batch = BatchMessage(app: job.app, job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
                     try await store.planSingleBatch(batch.key, cursor: String(tokens.count))
-                    if case .completed(let finished) = try await deliverer.deliver(batch) { return finished }
-                    return nil
+                    return .deliverHere(batch, then: .singleBatch)
                 }
                 try await planTokens(job, tokens: tokens, from: Int(cursor ?? "0") ?? 0, nextSeq: nextSeq)
             case .users, .topic, .all:
-                try await planAudience(job, cursor: cursor, nextSeq: nextSeq)
+                if let onePage = try await planAudience(job, cursor: cursor, nextSeq: nextSeq) { return onePage }
             }
         }
+        return .finished(try await finishPlanning(job))
+    }
+
+    /// Finishes planning once the batch handed back by `plan` was delivered with `outcome`.
+    func resume(_ resume: Resume, job: PreparedJob, after outcome: BatchDeliverer.Outcome) async throws -> JobState? {
+        switch resume {
+        case .singleBatch:
+            guard case .completed(let finished) = outcome else { return nil }
+            return finished
+        case .redelivered:
+            if case .completed(let finished?) = outcome { return finished }
+        case .onePage(let cursor):
+            let key = BatchKey(app: job.app, job: job.id, seq: 0, attempt: 1)
+            _ = try await store.recordPlanned(key, cursor: cursor)
+        }
+        return try await finishPlanning(job)
+    }
+
+    private func finishPlanning(_ job: PreparedJob) async throws -> JobState? {
         let finished = try await store.finishPlanning(job: job.key)
         if let finished { metrics.jobFinished(state: finished.rawValue) }
         return finished
     }
 
     private func planTokens(_ job: PreparedJob, tokens: [DeviceToken], from start: Int, nextSeq: Int) async throws {
-        let size = configuration.batchSize
         var index = start
         var seq = nextSeq
         while index < tokens.count {
-            let slice = tokens[index..<min(index + size, tokens.count)]
+            let slice = tokens[index..<min(index + batchSize, tokens.count)]
             let batch = BatchMessage(app: job.app, job: job.id, seq: seq, attempt: 1, tokens: slice.map(\.hex))
             try await publish(batch)
             index += slice.count
@@ -68,50 +141,44 @@ struct Planner: Sendable {
         }
     }
 
-    private func planAudience(_ job: PreparedJob, cursor start: String?, nextSeq: Int) async throws {
-        let size = configuration.batchSize
+    /// Publishes the audience's batches page by page; returns the one batch to deliver here if the whole audience
+    /// fits in one.
+    private func planAudience(_ job: PreparedJob, cursor start: String?, nextSeq: Int) async throws -> Step? {
         var cursor = start
         var seq = nextSeq
         while true {
             // Only the page's size and last token: the deliverer reads the devices themselves.
             let page = try await store.devicesPageBoundary(
-                app: job.app, filter: job.audience.filter, after: cursor, limit: size)
-            if seq == 0 && page.count < size {
-                // The whole audience fits in one batch: deliver it here instead of through the queue.
+                app: job.app, filter: job.audience.filter, after: cursor, limit: batchSize)
+            if seq == 0 && page.count < batchSize {
+                // The whole audience fits in one batch: delivered here instead of through the queue.
                 let batch = BatchMessage(
                     app: job.app, job: job.id, seq: 0, attempt: 1, after: nil, through: page.last ?? "")
-                _ = try await deliverer.deliver(batch)
-                _ = try await store.recordPlanned(batch.key, cursor: page.last)
-                return
+                return .deliverHere(batch, then: .onePage(cursor: page.last))
             }
-            guard let last = page.last else { return }
+            guard let last = page.last else { return nil }
             let batch = BatchMessage(app: job.app, job: job.id, seq: seq, attempt: 1, after: cursor, through: last)
             try await publish(batch)
             guard try await recordPlanned(batch.key, cursor: last) else {
                 logger.info("planning stopped: job no longer running", metadata: ["job": "\(job.id)"])
-                return
+                return nil
             }
             cursor = last
             seq += 1
-            if page.count < size { return }
+            if page.count < batchSize { return nil }
         }
     }
 
     /// Moves the cursor past a batch just published, held through an outage: planning again from the old cursor
     /// would publish the batch a second time, and two copies in flight at once could both be sent.
     private func recordPlanned(_ key: BatchKey, cursor: String) async throws -> Bool {
-        try await deliverer.outages.untilDone("recording a planned batch") {
+        try await outages.untilDone("recording a planned batch") {
             try await store.recordPlanned(key, cursor: cursor)
         }
     }
 
     private func publish(_ batch: BatchMessage) async throws {
-        try await publisher.publish(
-            Array(try JSONEncoder().encode(batch)),
-            routingKey: configuration.topology.batches,
-            properties: AMQPProperties(contentType: "application/json", messageID: "\(batch.key)"),
-            mandatory: true
-        )
+        try await publisher.publish(batch)
         metrics.batchesPublished.increment()
     }
 }

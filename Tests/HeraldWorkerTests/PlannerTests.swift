@@ -1,0 +1,137 @@
+import APNSCore
+import HeraldCore
+import HeraldStore
+import Logging
+import Synchronization
+import Testing
+
+@testable import HeraldWorker
+
+/// Planning against a fake store and publisher: batches cover the audience once, in order, from any cursor; a job
+/// of one batch is handed back to deliver here; a job stopped meanwhile stops planning. No services.
+@Suite struct PlannerTests {
+    /// An app's devices (sorted tokens) and what planning wrote.
+    final class FakeStore: PlanningStore {
+        struct State {
+            var planned: [(BatchKey, String?)] = []
+            var singleBatches: [BatchKey] = []
+            var finishedPlanning = 0
+            /// Batches recorded before the job is taken for stopped (recordPlanned answers false).
+            var runningFor = Int.max
+        }
+        let tokens: [String]
+        let state = Mutex(State())
+
+        init(devices: Int, runningFor: Int = .max) {
+            tokens = (0..<devices).map { String(format: "%064x", $0) }
+            state.withLock { $0.runningFor = runningFor }
+        }
+
+        func devicesPageBoundary(app: String, filter: DeviceFilter, after: String?, limit: Int) async throws
+            -> (count: Int, last: String?)
+        {
+            let page = tokens.lazy.filter { $0 > (after ?? "") }.prefix(limit)
+            return (page.count, page.last)
+        }
+
+        func recordPlanned(_ key: BatchKey, cursor: String?) async throws -> Bool {
+            state.withLock { state in
+                state.planned.append((key, cursor))
+                return state.planned.count <= state.runningFor
+            }
+        }
+
+        func planSingleBatch(_ key: BatchKey, cursor: String?) async throws {
+            state.withLock { $0.singleBatches.append(key) }
+        }
+
+        func finishPlanning(job: JobKey) async throws -> JobState? {
+            state.withLock { $0.finishedPlanning += 1 }
+            return nil
+        }
+
+        func databaseAnswers(within timeout: Duration) async -> Bool { true }
+    }
+
+    final class FakePublisher: BatchPublishing {
+        let published = Mutex<[BatchMessage]>([])
+        func publish(_ batch: BatchMessage) async throws { published.withLock { $0.append(batch) } }
+        var batches: [BatchMessage] { published.withLock { $0 } }
+    }
+
+    static func job(_ target: String) throws -> PreparedJob {
+        try PreparedJob.decode(
+            Array(#"{"id":"j","app":"a","target":\#(target),"notification":{"aps":{"alert":"hi"}}}"#.utf8)
+        ) { "j" }
+    }
+
+    static func planner(_ store: FakeStore, _ publisher: FakePublisher) -> Planner {
+        Planner(
+            store: store, publisher: publisher, batchSize: 1000, metrics: WorkerMetrics(), logger: Logger(label: "t"))
+    }
+
+    @Test func aBroadcastIsCutIntoBatchesThatCoverEveryDeviceOnce() async throws {
+        let (store, publisher) = (FakeStore(devices: 2_500), FakePublisher())
+        let step = try await Self.planner(store, publisher).plan(
+            try Self.job(#"{"all":true}"#), cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+        #expect(step == .finished(nil))
+        let batches = publisher.batches
+        #expect(batches.map(\.seq) == [0, 1, 2])
+        #expect(batches.map(\.after) == [nil, store.tokens[999], store.tokens[1999]])
+        #expect(batches.map(\.through) == [store.tokens[999], store.tokens[1999], store.tokens[2499]])
+        // The cursor moves after each publish, never before.
+        #expect(store.state.withLock { $0.planned.map(\.1) } == batches.map(\.through))
+        #expect(store.state.withLock { $0.finishedPlanning } == 1)
+    }
+
+    @Test func planningResumesFromItsCursorWithoutRepublishing() async throws {
+        let (store, publisher) = (FakeStore(devices: 2_500), FakePublisher())
+        _ = try await Self.planner(store, publisher).plan(
+            try Self.job(#"{"all":true}"#), cursor: store.tokens[1999], nextSeq: 2, planned: false, redelivered: false)
+        #expect(publisher.batches.map(\.seq) == [2])
+        #expect(publisher.batches.first?.after == store.tokens[1999])
+    }
+
+    @Test func aJobStoppedWhilePlanningPublishesNoMore() async throws {
+        let (store, publisher) = (FakeStore(devices: 5_000, runningFor: 1), FakePublisher())
+        _ = try await Self.planner(store, publisher).plan(
+            try Self.job(#"{"all":true}"#), cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+        // The second batch was published before its cursor was refused; none after it.
+        #expect(publisher.batches.count == 2)
+    }
+
+    @Test func anAudienceOfOnePageIsHandedBackToDeliverHere() async throws {
+        let (store, publisher) = (FakeStore(devices: 10), FakePublisher())
+        let planner = Self.planner(store, publisher)
+        let job = try Self.job(#"{"all":true}"#)
+        let step = try await planner.plan(job, cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+        let batch = BatchMessage(app: "a", job: "j", seq: 0, attempt: 1, after: nil, through: store.tokens[9])
+        #expect(step == .deliverHere(batch, then: .onePage(cursor: store.tokens[9])))
+        #expect(publisher.batches.isEmpty)
+        _ = try await planner.resume(.onePage(cursor: store.tokens[9]), job: job, after: .completed(jobFinished: nil))
+        #expect(store.state.withLock { $0.planned.map(\.1) } == [store.tokens[9]])
+        #expect(store.state.withLock { $0.finishedPlanning } == 1)
+    }
+
+    @Test func tokensArePlannedInChunksAndOneBatchOfThemIsDeliveredHere() async throws {
+        let (store, publisher) = (FakeStore(devices: 0), FakePublisher())
+        let planner = Self.planner(store, publisher)
+        let many = (0..<2_500).map { "\"\(String(format: "%064x", $0))\"" }.joined(separator: ",")
+        _ = try await planner.plan(
+            try Self.job(#"{"tokens":[\#(many)]}"#), cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+        #expect(publisher.batches.map { $0.tokens?.count } == [1000, 1000, 500])
+        #expect(store.state.withLock { $0.planned.map(\.1) } == ["1000", "2000", "2500"])
+
+        let one = try Self.job(#"{"tokens":["\#(String(format: "%064x", 7))"]}"#)
+        let step = try await planner.plan(one, cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+        guard case .deliverHere(let batch, .singleBatch) = step else {
+            Issue.record("\(step)")
+            return
+        }
+        #expect(
+            batch.tokens == [String(format: "%064x", 7)] && store.state.withLock { $0.singleBatches } == [batch.key])
+        // Its completion transaction finished it: nothing more to write.
+        #expect(try await planner.resume(.singleBatch, job: one, after: .completed(jobFinished: .done)) == .done)
+        #expect(store.state.withLock { $0.finishedPlanning } == 1)
+    }
+}
