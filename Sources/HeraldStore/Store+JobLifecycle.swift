@@ -104,7 +104,7 @@ extension Store {
                 WITH before AS (SELECT state FROM jobs WHERE app_id = \(job.app) AND id = \(job.id) FOR UPDATE)
                 UPDATE jobs SET state = 'cancelled', finished_at = now(), error = 'cancelled'
                 FROM before WHERE jobs.app_id = \(job.app) AND jobs.id = \(job.id)
-                  AND before.state IN ('queued', 'scheduled', 'running')
+                  AND NOT herald_job_is_final(before.state)
                 RETURNING before.state
                 """,
                 logger: logger
@@ -121,7 +121,7 @@ extension Store {
             let rows = try await client.query(
                 """
                 UPDATE jobs SET state = 'failed', error = \(reason), finished_at = now()
-                WHERE app_id = \(job.app) AND id = \(job.id) AND state IN ('queued', 'scheduled', 'running') RETURNING 1
+                WHERE app_id = \(job.app) AND id = \(job.id) AND NOT herald_job_is_final(state) RETURNING 1
                 """,
                 logger: logger
             )
@@ -137,7 +137,7 @@ extension Store {
             let rows = try await client.query(
                 """
                 WITH gone AS (
-                    DELETE FROM jobs WHERE state IN ('done', 'failed', 'cancelled')
+                    DELETE FROM jobs WHERE herald_job_is_final(state)
                     AND finished_at < now() - make_interval(secs => \(Double(seconds))) RETURNING app_id, id),
                 gone_batches AS (DELETE FROM batches WHERE (app_id, job_id) IN (SELECT app_id, id FROM gone)),
                 gone_badges AS (DELETE FROM badge_applications WHERE (app_id, job_id) IN (SELECT app_id, id FROM gone))

@@ -55,7 +55,7 @@ extension Store {
                 INSERT INTO jobs (id, app_id, state, target_kind, started_at)
                 VALUES (\(id), \(app), 'running', \(targetKind), now())
                 ON CONFLICT (app_id, id) DO UPDATE SET
-                    state = CASE WHEN jobs.state IN ('done', 'failed', 'cancelled') THEN jobs.state ELSE 'running' END,
+                    state = CASE WHEN herald_job_is_final(jobs.state) THEN jobs.state ELSE 'running' END,
                     started_at = coalesce(jobs.started_at, now())
                 RETURNING state, (xmax = 0) AS inserted
                 """,
@@ -75,7 +75,7 @@ extension Store {
             try await client.query(
                 """
                 UPDATE jobs SET state = \(state.rawValue), error = \(error), finished_at = now()
-                WHERE app_id = \(job.app) AND id = \(job.id) AND state NOT IN ('done', 'failed', 'cancelled')
+                WHERE app_id = \(job.app) AND id = \(job.id) AND NOT herald_job_is_final(state)
                 """,
                 logger: logger
             )
@@ -90,7 +90,7 @@ extension Store {
                 INSERT INTO jobs (id, app_id, state, target_kind, error, finished_at)
                 VALUES (\(id), \(app), 'failed', 'unknown', \(reason), now())
                 ON CONFLICT (app_id, id) DO UPDATE SET state = 'failed', error = EXCLUDED.error, finished_at = now()
-                WHERE jobs.state NOT IN ('done', 'failed', 'cancelled')
+                WHERE NOT herald_job_is_final(jobs.state)
                 """,
                 logger: logger
             )
