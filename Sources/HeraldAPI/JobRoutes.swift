@@ -75,6 +75,13 @@ struct JobRoutes: Sendable {
         }
         try context.requireApp(app)
         guard let job = try await api.store.job(app: app, id: id) else { throw APIError.notFound("no such job") }
+        // A running job may prune again after the restore: restore once it has stopped (finished, failed by the
+        // prune breaker, or cancelled).
+        guard job.state.isFinal else {
+            throw APIError(
+                .conflict, code: "job_running",
+                "job \(id) is \(job.state.rawValue); restore its devices once it has finished or been cancelled")
+        }
         return try JSONResponse.make(try await api.store.restorePrunedDevices(job.key))
     }
 }

@@ -34,8 +34,14 @@ struct RestoreDevices: AsyncParsableCommand {
         let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
         let key = JobKey(app: app, id: job)
         let result = try await withStore(database, logger: logger) { store in
-            guard try await store.job(app: key.app, id: key.id) != nil else {
+            guard let status = try await store.job(app: key.app, id: key.id) else {
                 throw ValidationError("no job \(key.id) of app \(key.app)")
+            }
+            // A running job may prune again after the restore.
+            guard status.state.isFinal else {
+                throw ValidationError(
+                    "job \(key.id) is \(status.state.rawValue); restore its devices once it has finished or been cancelled "
+                        + "(herald jobs cancel)")
             }
             return try await store.restorePrunedDevices(key)
         }

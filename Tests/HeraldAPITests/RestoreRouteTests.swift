@@ -28,6 +28,13 @@ import Testing
             // Registered again since: kept as it is.
             _ = try await h.store.register(DeviceRegistration(token: tokens[2], userID: .set("newer")), app: app)
 
+            // Still running: it could prune again after a restore.
+            let early = try await h.request(.post, "/v1/apps/\(app)/jobs/pruning/restore", key: h.keyA)
+            #expect(early.status == .conflict)
+            #expect((early.object["error"] as? [String: Any])?["code"] as? String == "job_running")
+            #expect(try await h.store.deviceCount(app: app) == 1)
+            _ = try await h.store.failJob(JobKey(app: app, id: "pruning"), reason: "pruning stopped")
+
             let restored = try await h.request(.post, "/v1/apps/\(app)/jobs/pruning/restore", key: h.keyA)
             #expect(restored.status == .ok)
             #expect(restored.object["restored"] as? Int == 2)
