@@ -220,7 +220,9 @@ struct DemoScenario {
         }
         try await store.migrate(try Migration.load(from: schemasDirectory))
         try await store.deleteDevices(app: Self.app)
-        let imported = try await store.importDevices(records, app: Self.app)
+        // As `herald devices import` does it, statistics included.
+        let imported = try await DeviceImporter(store: store, app: Self.app, batchSize: 10_000).run(records: records)
+            .imported
         print("imported \(imported) devices (\(devices.filter(\.isDead).count) of them dead) for \(Self.app)")
     }
 

@@ -50,11 +50,17 @@ struct ImportDevices: AsyncParsableCommand {
         if summary.errors.count > 100 {
             FileHandle.standardError.write(Data("… and \(summary.errors.count - 100) more rejected rows\n".utf8))
         }
+        if let error = summary.analysisError {
+            FileHandle.standardError.write(
+                Data("warning: the devices table was not analysed (autovacuum will analyse it): \(error)\n".utf8))
+        }
         print("devices import: \(summary.imported) imported, \(summary.errors.count) rejected, app \(app)")
     }
 }
 
-/// Streams CSV rows into the store in batches; memory holds one batch, not the file.
+/// Streams devices into the store in batches (memory holds one batch, not the file), then analyses the devices
+/// table: the bulk load's last step, so that the first job after it is planned with statistics of the devices it
+/// loaded, not of the table before (`Store.analyzeDevices`).
 struct DeviceImporter: Sendable {
     let store: Store
     let app: String
@@ -63,8 +69,11 @@ struct DeviceImporter: Sendable {
     struct Summary: Sendable {
         var imported = 0
         var errors: [DeviceCSV.RowError] = []
+        /// Why the table could not be analysed after the import (the devices are imported all the same).
+        var analysisError: StoreError?
     }
 
+    /// Imports a CSV file (header token,user_id,locale,topics); bad rows are counted and skipped.
     func run(_ lines: LineReader, progress: (Int) -> Void) async throws -> Summary {
         var summary = Summary()
         var batch: [DeviceRecord] = []
@@ -90,7 +99,36 @@ struct DeviceImporter: Sendable {
         }
         guard lineNumber > 0 else { throw ValidationError("the CSV file is empty: it needs the header line") }
         if !batch.isEmpty { summary.imported += try await store.importDevices(batch, app: app) }
+        await analyze(&summary)
         return summary
+    }
+
+    /// Imports devices already in hand (`herald demo`, `herald bench pipeline`) the way the command imports a file.
+    func run(records: some Sequence<DeviceRecord>) async throws -> Summary {
+        var summary = Summary()
+        var batch: [DeviceRecord] = []
+        batch.reserveCapacity(batchSize)
+        for record in records {
+            batch.append(record)
+            if batch.count >= batchSize {
+                summary.imported += try await store.importDevices(batch, app: app)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        if !batch.isEmpty { summary.imported += try await store.importDevices(batch, app: app) }
+        await analyze(&summary)
+        return summary
+    }
+
+    /// The rows are committed whatever happens here: a failure is reported, not thrown, so that nobody imports
+    /// again (which would reset the devices' badges and registration times) for want of statistics.
+    private func analyze(_ summary: inout Summary) async {
+        guard summary.imported > 0 else { return }
+        do {
+            try await store.analyzeDevices()
+        } catch {
+            summary.analysisError = error
+        }
     }
 }
 

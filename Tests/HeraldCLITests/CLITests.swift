@@ -217,4 +217,39 @@ import Testing
             }
         }
     }
+
+    @Test func devicesImportAnalysesTheDevicesTableAsItsLastStep() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, database in
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+                TestServices.uniqueName("devices") + ".csv")
+            let rows = (0..<300).map { "\(Self.token($0).hex),user-\($0 % 7),fr,news" }
+            try (["token,user_id,locale,topics"] + rows).joined(separator: "\n").write(
+                to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            #expect(try await Self.analysedDeviceRows(store) == nil)
+
+            let imported = try await HeraldBinary.run([
+                "devices", "import", "--app", Self.app, "--file", file.path, "--batch-size", "100",
+                "--database-url", HeraldBinary.databaseURL(database), "--log-level", "debug",
+            ])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.stdout.contains("300 imported"))
+            // Once, after the last batch: not per batch.
+            #expect(imported.stderr.components(separatedBy: "analysed devices").count == 2, "\(imported.stderr)")
+            #expect(try await Self.analysedDeviceRows(store) == 300)
+        }
+    }
+
+    /// The devices table's row count as its statistics have it, or nil if it was never analysed.
+    static func analysedDeviceRows(_ store: Store) async throws -> Int? {
+        let rows = try await store.client.query(
+            """
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stats WHERE tablename = \("devices") AND attname = \("app_id"))
+                        THEN reltuples::bigint END
+            FROM pg_class WHERE oid = \("devices")::regclass
+            """,
+            logger: Logger(label: "test"))
+        for try await count in rows.decode(Int?.self) { return count }
+        return nil
+    }
 }

@@ -86,6 +86,25 @@ extension Store {
         }
     }
 
+    /// Refreshes the planner's statistics of the devices table: the last step of a bulk import
+    /// (`herald devices import`). Until the table is analysed, PostgreSQL plans the audience of the first jobs with
+    /// the statistics it had before the load (none at all on a new deployment) or waits for autovacuum to take them.
+    ///
+    /// Cheap and bounded: ANALYZE reads a sample of a fixed size (30,000 rows at the default statistics target)
+    /// whatever the size of the table, and it waits at most 10 s for its lock, which only maintenance of the table
+    /// (VACUUM, another ANALYZE, an index build) holds for long. Only the table's owner can analyse it: for another
+    /// role PostgreSQL skips the table with a warning, and autovacuum analyses it later.
+    public func analyzeDevices() async throws(StoreError) {
+        let started = ContinuousClock.now
+        try await run("analysing devices") {
+            try await client.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT set_config('lock_timeout', \("10s"), true)", logger: logger)
+                try await connection.query("ANALYZE devices", logger: logger)
+            }
+        }
+        logger.debug("analysed devices", metadata: ["duration": "\(started.duration(to: .now))"])
+    }
+
     /// The registered devices among `tokens` (unknown tokens are simply absent).
     public func devices(app: String, tokens: [DeviceToken]) async throws(StoreError) -> [StoredDevice] {
         guard !tokens.isEmpty else { return [] }
