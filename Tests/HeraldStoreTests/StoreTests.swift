@@ -73,6 +73,46 @@ import Testing
         }
     }
 
+    @Test func pagesOfEveryAudienceHoldItsDevicesInTokenOrderBetweenTheirBounds() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            let locales = ["fr", "fr-CA", "FR_ca", "fro", "en", nil]
+            let devices = (0..<60).map {
+                DeviceRecord(
+                    token: Self.token($0), userID: "u\($0 % 3)", locale: locales[$0 % locales.count],
+                    topics: $0 % 2 == 0 ? ["news"] : [])
+            }
+            _ = try await store.importDevices(devices, app: "app")
+            _ = try await store.importDevices([DeviceRecord(token: Self.token(61), userID: "u1")], app: "other")
+            func tokens(_ filter: DeviceFilter, after: Int? = nil, through: Int? = nil, limit: Int = 100)
+                async throws -> [Int]
+            {
+                try await store.devicesPage(
+                    app: "app", filter: filter, after: after.map { Self.token($0).hex },
+                    through: through.map { Self.token($0).hex }, limit: limit
+                ).map { device in devices.firstIndex { $0.token == device.token }! }
+            }
+            #expect(try await tokens(.all, after: 9, through: 14) == Array(10...14))
+            #expect(try await tokens(.all, after: 9, limit: 3) == [10, 11, 12])
+            #expect(try await tokens(.topic("news"), after: 50) == [52, 54, 56, 58])
+            #expect(try await tokens(.topic("news"), through: 6) == [0, 2, 4, 6])
+            // `fr` covers fr, fr-CA and fr_CA in any case, not fro.
+            #expect(try await tokens(.locales(.all, ["fr"]), through: 11) == [0, 1, 2, 6, 7, 8])
+            #expect(try await tokens(.locales(.topic("news"), ["fr-ca", "en"]), through: 11) == [2, 4, 8, 10])
+            // A user listed twice counts once; the users' devices come in token order across them.
+            #expect(try await tokens(.users(["u1", "u2", "u1"]), after: 3, through: 10) == [4, 5, 7, 8, 10])
+            #expect(try await tokens(.users(["u1", "u2"]), after: 3, limit: 3) == [4, 5, 7])
+            #expect(try await tokens(.locales(.users(["u0"]), ["fr"]), through: 20) == [0, 6, 12, 18])
+            let boundary = try await store.devicesPageBoundary(
+                app: "app", filter: .topic("news"), after: Self.token(40).hex, limit: 5)
+            #expect(boundary.count == 5)
+            #expect(boundary.last == Self.token(50).hex)
+            let details = try await store.devicesPage(
+                app: "app", filter: .all, after: nil, through: Self.token(1).hex, limit: 10)
+            #expect(details.map(\.locale) == ["fr", "fr-CA"])
+            #expect(details.allSatisfy { $0.registeredAt > 1_700_000_000_000_000 })
+        }
+    }
+
     @Test func pruningFollowsThe410TimestampRuleAndRecordsDeadTokens() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
             let devices = (0..<4).map { DeviceRecord(token: Self.token($0)) }

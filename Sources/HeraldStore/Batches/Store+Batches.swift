@@ -44,24 +44,7 @@ extension Store {
     /// both create the row, in either order.
     public func beginBatch(_ key: BatchKey) async throws(StoreError) -> BatchStart {
         try await run("starting a batch") {
-            let rows = try await client.query(
-                """
-                WITH job AS (
-                    SELECT state, spec, published_at, throttle_per_second FROM jobs
-                    WHERE app_id = \(key.app) AND id = \(key.job)),
-                created AS (
-                    INSERT INTO batches (app_id, job_id, seq, attempt, state)
-                    SELECT \(key.app), \(key.job), \(key.seq), \(key.attempt), 'pending' WHERE EXISTS (SELECT 1 FROM job)
-                    ON CONFLICT DO NOTHING RETURNING state)
-                SELECT coalesce((SELECT state FROM created),
-                                (SELECT state FROM batches
-                                 WHERE app_id = \(key.app) AND job_id = \(key.job) AND seq = \(key.seq)
-                                   AND attempt = \(key.attempt))),
-                       j.state, j.spec::text, (extract(epoch FROM j.published_at) * 1000)::bigint, j.throttle_per_second
-                FROM job j
-                """,
-                logger: logger
-            )
+            let rows = try await client.query(Self.beginBatchQuery(key), logger: logger)
             for try await (batchState, jobState, spec, publishedAt, throttle) in rows.decode(
                 (String?, String, String?, Int64, Int?).self
             ) {
@@ -103,24 +86,7 @@ extension Store {
         guard !items.isEmpty else { return CompletedBatches() }
         return try await run("completing batches") {
             try await client.withTransaction(logger: logger) { connection in
-                let claimedRows = try await connection.query(
-                    """
-                    UPDATE batches b SET state = 'done', completed_at = now(), sent = i.sent, failed = i.failed,
-                        retried = i.retried, expired = i.expired
-                    FROM unnest(\(items.map(\.key.app))::text[], \(items.map(\.key.job))::text[],
-                                \(items.map(\.key.seq))::integer[], \(items.map(\.key.attempt))::integer[],
-                                \(items.map(\.writeBack.sent))::integer[],
-                                \(items.map { $0.writeBack.failures.count + $0.writeBack.rejectedTokens })::integer[],
-                                \(items.map(\.writeBack.retried))::integer[], \(items.map(\.writeBack.expired))::integer[])
-                        AS i(app_id, job_id, seq, attempt, sent, failed, retried, expired)
-                    -- driven from the unnest: one primary-key probe per batch (with `job_id = ANY(…)` as well, the
-                    -- planner put the pending batches outside and rescanned the unnest for each: quadratic)
-                    WHERE b.app_id = i.app_id AND b.job_id = i.job_id AND b.seq = i.seq AND b.attempt = i.attempt
-                      AND b.state = 'pending'
-                    RETURNING b.app_id, b.job_id, b.seq, b.attempt
-                    """,
-                    logger: logger
-                )
+                let claimedRows = try await connection.query(Self.claimBatchesQuery(items), logger: logger)
                 var claimed = Set<BatchKey>()
                 for try await (app, job, seq, attempt) in claimedRows.decode((String, String, Int, Int).self) {
                     claimed.insert(BatchKey(app: app, job: job, seq: seq, attempt: attempt))
@@ -142,13 +108,7 @@ extension Store {
                         let pruned = try await Self.write(writeBack, on: connection, logger: logger)
                         if pruned > 0 {
                             try await connection.query(
-                                """
-                                UPDATE batches SET pruned = \(pruned)
-                                WHERE app_id = \(item.key.app) AND job_id = \(item.key.job) AND seq = \(item.key.seq)
-                                  AND attempt = \(item.key.attempt)
-                                """,
-                                logger: logger
-                            )
+                                Self.batchPrunedQuery(item.key, pruned: pruned), logger: logger)
                         }
                         result.pruned[item.key] = pruned
                     }
@@ -156,17 +116,7 @@ extension Store {
                 }
                 let retries = mine.compactMap(\.retry)
                 if !retries.isEmpty {
-                    try await connection.query(
-                        """
-                        INSERT INTO batches (app_id, job_id, seq, attempt, state)
-                        SELECT app_id, job_id, seq, attempt, 'pending'
-                        FROM unnest(\(retries.map(\.app))::text[], \(retries.map(\.job))::text[],
-                                    \(retries.map(\.seq))::integer[], \(retries.map(\.attempt))::integer[])
-                            AS r(app_id, job_id, seq, attempt)
-                        ON CONFLICT DO NOTHING
-                        """,
-                        logger: logger
-                    )
+                    try await connection.query(Self.retryBatchesQuery(retries), logger: logger)
                 }
                 let sums = counts.values.sorted { $0.job < $1.job }
                 result.finished = try await Self.addCountsAndFinish(sums, on: connection, logger: logger)
@@ -185,18 +135,7 @@ extension Store {
     private static func addCountsAndFinish(_ sums: [WriteBack], on connection: PostgresConnection, logger: Logger)
         async throws -> [JobKey: JobState]
     {
-        try await connection.query(
-            """
-            UPDATE jobs j SET targeted = j.targeted + i.targeted, sent = j.sent + i.sent,
-                failed = j.failed + i.failed, expired = j.expired + i.expired, retried = j.retried + i.retried
-            FROM unnest(\(sums.map(\.app))::text[], \(sums.map(\.jobID))::text[], \(sums.map(\.targeted))::bigint[],
-                        \(sums.map(\.sent))::bigint[], \(sums.map(\.rejectedTokens))::bigint[],
-                        \(sums.map(\.expired))::bigint[], \(sums.map(\.retried))::bigint[])
-                AS i(app_id, id, targeted, sent, failed, expired, retried)
-            WHERE j.app_id = i.app_id AND j.id = i.id
-            """,
-            logger: logger
-        )
+        try await connection.query(addCountsQuery(sums), logger: logger)
         return try await finishIfComplete(jobs: sums.map(\.job), on: connection, logger: logger)
     }
 
@@ -205,21 +144,9 @@ extension Store {
     public func recordPlanned(_ key: BatchKey, cursor: String?) async throws(StoreError) -> Bool {
         try await run("recording a planned batch") {
             try await client.withTransaction(logger: logger) { connection in
-                try await connection.query(
-                    """
-                    INSERT INTO batches (app_id, job_id, seq, attempt, state)
-                    VALUES (\(key.app), \(key.job), \(key.seq), \(key.attempt), 'pending')
-                    ON CONFLICT DO NOTHING
-                    """,
-                    logger: logger
-                )
-                let rows = try await connection.query(
-                    """
-                    UPDATE jobs SET plan_cursor = \(cursor), batches = greatest(batches, \(key.seq + 1))
-                    WHERE app_id = \(key.app) AND id = \(key.job) AND state = 'running' RETURNING 1
-                    """,
-                    logger: logger
-                )
+                let statements = Self.recordPlannedQueries(key, cursor: cursor)
+                try await connection.query(statements.batch, logger: logger)
+                let rows = try await connection.query(statements.cursor, logger: logger)
                 for try await _ in rows { return true }
                 return false
             }
@@ -259,29 +186,7 @@ extension Store {
     private static func finishIfComplete(jobs: [JobKey], on connection: PostgresConnection, logger: Logger)
         async throws -> [JobKey: JobState]
     {
-        let apps = jobs.map(\.app)
-        let ids = jobs.map(\.id)
-        let rows = try await connection.query(
-            """
-            WITH wanted AS (SELECT * FROM unnest(\(apps)::text[], \(ids)::text[]) AS u(app_id, id)),
-            still_pending AS (
-                -- read once through the index for all the jobs, not once per job (an anti-join the planner may
-                -- turn into a scan of every pending batch per job)
-                SELECT DISTINCT b.app_id, b.job_id FROM wanted w
-                JOIN batches b ON b.app_id = w.app_id AND b.job_id = w.id AND b.state = 'pending'),
-            with_batch_rows AS (
-                SELECT w.app_id, w.id FROM wanted w
-                WHERE EXISTS (SELECT 1 FROM batches b WHERE b.app_id = w.app_id AND b.job_id = w.id))
-            UPDATE jobs j SET state = 'done', finished_at = now()
-            FROM wanted w
-            WHERE j.app_id = w.app_id AND j.id = w.id AND j.state = 'running' AND j.planned
-              AND (j.app_id, j.id) NOT IN (SELECT app_id, job_id FROM still_pending)
-              -- a small job started in a group has a batch but no batch row: only its own completion finishes it
-              AND (j.batches = 0 OR (j.app_id, j.id) IN (SELECT app_id, id FROM with_batch_rows))
-            RETURNING j.app_id, j.id, j.state
-            """,
-            logger: logger
-        )
+        let rows = try await connection.query(finishIfCompleteQuery(jobs: jobs), logger: logger)
         var finished: [JobKey: JobState] = [:]
         for try await (app, id, state) in rows.decode((String, String, String).self) {
             finished[JobKey(app: app, id: id)] = JobState(rawValue: state) ?? .done
@@ -308,5 +213,127 @@ extension Store {
             for try await micros in rows.decode(Int64.self) { return .microseconds(max(micros, 0)) }
             return .zero
         }
+    }
+}
+
+// The statements of the batch lifecycle, for the store and for the tests that hold their plans to their indexes
+// (QueryPlanTests).
+extension Store {
+    /// `beginBatch`: the job, and the batch row created or found.
+    package static func beginBatchQuery(_ key: BatchKey) -> PostgresQuery {
+        """
+        WITH job AS (
+            SELECT state, spec, published_at, throttle_per_second FROM jobs
+            WHERE app_id = \(key.app) AND id = \(key.job)),
+        created AS (
+            INSERT INTO batches (app_id, job_id, seq, attempt, state)
+            SELECT \(key.app), \(key.job), \(key.seq), \(key.attempt), 'pending' WHERE EXISTS (SELECT 1 FROM job)
+            ON CONFLICT DO NOTHING RETURNING state)
+        SELECT coalesce((SELECT state FROM created),
+                        (SELECT state FROM batches
+                         WHERE app_id = \(key.app) AND job_id = \(key.job) AND seq = \(key.seq)
+                           AND attempt = \(key.attempt))),
+               j.state, j.spec::text, (extract(epoch FROM j.published_at) * 1000)::bigint, j.throttle_per_second
+        FROM job j
+        """
+    }
+
+    /// `complete`: marks still-pending batches done with their counts; returns those it claimed. `items` sorted.
+    package static func claimBatchesQuery(_ items: [BatchCompletion]) -> PostgresQuery {
+        """
+        UPDATE batches b SET state = 'done', completed_at = now(), sent = i.sent, failed = i.failed,
+            retried = i.retried, expired = i.expired
+        FROM unnest(\(items.map(\.key.app))::text[], \(items.map(\.key.job))::text[],
+                    \(items.map(\.key.seq))::integer[], \(items.map(\.key.attempt))::integer[],
+                    \(items.map(\.writeBack.sent))::integer[],
+                    \(items.map { $0.writeBack.failures.count + $0.writeBack.rejectedTokens })::integer[],
+                    \(items.map(\.writeBack.retried))::integer[], \(items.map(\.writeBack.expired))::integer[])
+            AS i(app_id, job_id, seq, attempt, sent, failed, retried, expired)
+        -- driven from the unnest: one primary-key probe per batch (with `job_id = ANY(…)` as well, the
+        -- planner put the pending batches outside and rescanned the unnest for each: quadratic). `<> 'done'`, not
+        -- `= 'pending'` (the same, as state is one or the other): that matched the partial index batches_pending,
+        -- which the planner preferred for its size, reading every pending batch of the job per probe, or walking
+        -- all of them once per batch with statistics taken while the table was nearly empty.
+        WHERE b.app_id = i.app_id AND b.job_id = i.job_id AND b.seq = i.seq AND b.attempt = i.attempt
+          AND b.state <> 'done'
+        RETURNING b.app_id, b.job_id, b.seq, b.attempt
+        """
+    }
+
+    /// `complete`: a batch's pruned count, for a batch with dead tokens.
+    package static func batchPrunedQuery(_ key: BatchKey, pruned: Int) -> PostgresQuery {
+        """
+        UPDATE batches SET pruned = \(pruned)
+        WHERE app_id = \(key.app) AND job_id = \(key.job) AND seq = \(key.seq) AND attempt = \(key.attempt)
+        """
+    }
+
+    /// `complete`: the retry batches of transient failures, pending.
+    package static func retryBatchesQuery(_ retries: [BatchKey]) -> PostgresQuery {
+        """
+        INSERT INTO batches (app_id, job_id, seq, attempt, state)
+        SELECT app_id, job_id, seq, attempt, 'pending'
+        FROM unnest(\(retries.map(\.app))::text[], \(retries.map(\.job))::text[],
+                    \(retries.map(\.seq))::integer[], \(retries.map(\.attempt))::integer[])
+            AS r(app_id, job_id, seq, attempt)
+        ON CONFLICT DO NOTHING
+        """
+    }
+
+    /// `complete`: adds each job's counts.
+    package static func addCountsQuery(_ sums: [WriteBack]) -> PostgresQuery {
+        """
+        UPDATE jobs j SET targeted = j.targeted + i.targeted, sent = j.sent + i.sent,
+            failed = j.failed + i.failed, expired = j.expired + i.expired, retried = j.retried + i.retried
+        FROM unnest(\(sums.map(\.app))::text[], \(sums.map(\.jobID))::text[], \(sums.map(\.targeted))::bigint[],
+                    \(sums.map(\.sent))::bigint[], \(sums.map(\.rejectedTokens))::bigint[],
+                    \(sums.map(\.expired))::bigint[], \(sums.map(\.retried))::bigint[])
+            AS i(app_id, id, targeted, sent, failed, expired, retried)
+        WHERE j.app_id = i.app_id AND j.id = i.id
+        """
+    }
+
+    /// `complete` and `finishPlanning`: finishes the jobs that are running, fully planned and without a pending
+    /// batch.
+    package static func finishIfCompleteQuery(jobs: [JobKey]) -> PostgresQuery {
+        let apps = jobs.map(\.app)
+        let ids = jobs.map(\.id)
+        return """
+            WITH wanted AS (SELECT * FROM unnest(\(apps)::text[], \(ids)::text[]) AS u(app_id, id)),
+            still_pending AS (
+                -- one probe per job for its first pending batch: as an anti-join in the UPDATE the planner may scan
+                -- every pending batch per job, and as a join it walked every pending batch of every job (outside
+                -- the wanted jobs) when statistics taken while the table was nearly empty said none is pending
+                SELECT w.app_id, w.id FROM wanted w
+                CROSS JOIN LATERAL (
+                    SELECT 1 FROM batches b WHERE b.app_id = w.app_id AND b.job_id = w.id AND b.state = 'pending'
+                    LIMIT 1) AS p),
+            with_batch_rows AS (
+                SELECT w.app_id, w.id FROM wanted w
+                WHERE EXISTS (SELECT 1 FROM batches b WHERE b.app_id = w.app_id AND b.job_id = w.id))
+            UPDATE jobs j SET state = 'done', finished_at = now()
+            FROM wanted w
+            WHERE j.app_id = w.app_id AND j.id = w.id AND j.state = 'running' AND j.planned
+              AND (j.app_id, j.id) NOT IN (SELECT app_id, id FROM still_pending)
+              -- a small job started in a group has a batch but no batch row: only its own completion finishes it
+              AND (j.batches = 0 OR (j.app_id, j.id) IN (SELECT app_id, id FROM with_batch_rows))
+            RETURNING j.app_id, j.id, j.state
+            """
+    }
+
+    /// `recordPlanned`: the batch row, then the cursor moved past it (only while the job runs).
+    package static func recordPlannedQueries(_ key: BatchKey, cursor: String?) -> (
+        batch: PostgresQuery, cursor: PostgresQuery
+    ) {
+        let batch: PostgresQuery = """
+            INSERT INTO batches (app_id, job_id, seq, attempt, state)
+            VALUES (\(key.app), \(key.job), \(key.seq), \(key.attempt), 'pending')
+            ON CONFLICT DO NOTHING
+            """
+        let moved: PostgresQuery = """
+            UPDATE jobs SET plan_cursor = \(cursor), batches = greatest(batches, \(key.seq + 1))
+            WHERE app_id = \(key.app) AND id = \(key.job) AND state = 'running' RETURNING 1
+            """
+        return (batch, moved)
     }
 }

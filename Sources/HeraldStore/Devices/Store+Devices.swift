@@ -135,12 +135,9 @@ extension Store {
         withDetails: Bool = true
     ) async throws(StoreError) -> [StoredDevice] {
         try await run("reading a page of devices") {
-            let columns =
-                withDetails
-                ? "token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint, environment" : "token"
             let rows = try await client.query(
-                Self.pageQuery(
-                    app: app, filter: filter, after: after, through: through, limit: limit, columns: columns),
+                Self.devicesPageQuery(
+                    app: app, filter: filter, after: after, through: through, limit: limit, withDetails: withDetails),
                 logger: logger
             )
             var devices: [StoredDevice] = []
@@ -167,54 +164,81 @@ extension Store {
         limit: Int
     ) async throws(StoreError) -> (count: Int, last: String?) {
         try await run("measuring a page of devices") {
-            let page = Self.pageQuery(
-                app: app, filter: filter, after: after, through: nil, limit: limit, columns: "token")
-            var query = PostgresQuery(unsafeSQL: "SELECT count(*)::bigint, max(token) FROM (" + page.sql + ") AS page")
-            query.binds = page.binds
-            let rows = try await client.query(query, logger: logger)
+            let rows = try await client.query(
+                Self.devicesPageBoundaryQuery(app: app, filter: filter, after: after, limit: limit), logger: logger)
             for try await (count, last) in rows.decode((Int64, String?).self) { return (Int(count), last) }
             return (0, nil)
         }
     }
 
-    /// The keyset page statement shared by `devicesPage` and `devicesPageBoundary`. `columns` is one of their
-    /// constant column lists, never input.
-    private static func pageQuery(
+    /// The statement of `devicesPage`: the page's tokens, with their locales, registration times (µs since 1970)
+    /// and environments if `withDetails`.
+    package static func devicesPageQuery(
         app: String,
         filter: DeviceFilter,
         after: String?,
         through: String?,
         limit: Int,
-        columns: String
+        withDetails: Bool
+    ) -> PostgresQuery {
+        let page = pageQuery(app: app, filter: filter, after: after, through: through, limit: limit)
+        let columns = withDetails ? "token, locale, registered_at_micros, environment" : "token"
+        return PostgresQuery(unsafeSQL: "SELECT \(columns) FROM (\(page.sql)) AS page", binds: page.binds)
+    }
+
+    /// The statement of `devicesPageBoundary`: the page's size and last token.
+    package static func devicesPageBoundaryQuery(app: String, filter: DeviceFilter, after: String?, limit: Int)
+        -> PostgresQuery
+    {
+        let page = pageQuery(app: app, filter: filter, after: after, through: nil, limit: limit)
+        return PostgresQuery(
+            unsafeSQL: "SELECT count(*)::bigint, max(token) FROM (\(page.sql)) AS page", binds: page.binds)
+    }
+
+    /// The keyset page shared by `devicesPage` and `devicesPageBoundary`, as rows of (token, locale,
+    /// registered_at_micros, environment) in token order.
+    ///
+    /// Pages of all devices or of a topic come from `herald_devices_page` (schemas/011), which walks the primary key
+    /// in token order whatever the statistics say. A users page reads each user's devices from devices_by_user and
+    /// sorts them: one statement for any list, planned with its parameters each time (PostgresNIO sends unnamed
+    /// statements), so that the unused conditions fold away.
+    private static func pageQuery(
+        app: String,
+        filter: DeviceFilter,
+        after: String?,
+        through: String?,
+        limit: Int
     ) -> PostgresQuery {
         let cursor = after ?? ""
-        var users: [String]? = nil
-        var topic: String? = nil
         var locales: [String]? = nil
         var base = filter
         if case .locales(let inner, let tags) = filter {
             base = inner
             locales = tags.map(Localization.normalize)
         }
+        var topic: String? = nil
         switch base {
-        case .users(let list): users = list
+        case .users(let users):
+            // A probe of devices_by_user per user, in token order: with `user_id = ANY(…)` instead, statistics that
+            // did not know the app yet made walking the app's primary key and filtering on the user as cheap.
+            return """
+                SELECT d.token, d.locale,
+                       (extract(epoch FROM d.registered_at) * 1000000)::bigint AS registered_at_micros, d.environment
+                FROM (SELECT DISTINCT user_id FROM unnest(\(users)::text[]) AS l(user_id)) AS u
+                CROSS JOIN LATERAL (
+                    SELECT token, locale, registered_at, environment FROM devices
+                    WHERE app_id = \(app) AND user_id = u.user_id AND token > \(cursor)
+                      AND (\(through)::text IS NULL OR token <= \(through))
+                      AND (\(locales)::text[] IS NULL OR herald_locale_matches(locale, \(locales)))
+                    ORDER BY token LIMIT \(limit)) AS d
+                ORDER BY d.token LIMIT \(limit)
+                """
         case .topic(let name): topic = name
         case .all, .locales: break
         }
-        // One statement for every filter: PostgresNIO sends unnamed statements, so each execution is planned with
-        // its actual parameters and the unused conditions fold away.
         return """
-            SELECT \(unescaped: columns) FROM devices
-            WHERE app_id = \(app) AND token > \(cursor)
-              AND (\(through)::text IS NULL OR token <= \(through))
-              AND (\(topic)::text IS NULL OR topics @> ARRAY[\(topic)]::text[])
-              AND (\(users)::text[] IS NULL OR user_id = ANY(\(users)))
-              AND (\(locales)::text[] IS NULL OR EXISTS (
-                    SELECT 1 FROM unnest(\(locales)::text[]) AS f(tag)
-                    WHERE lower(replace(locale, '_', '-')) = f.tag
-                       OR lower(replace(locale, '_', '-'))
-                          LIKE replace(replace(replace(f.tag, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '-%'))
-            ORDER BY token LIMIT \(limit)
+            SELECT token, locale, registered_at_micros, environment
+            FROM herald_devices_page(\(app), \(cursor), \(through), \(topic), \(locales)::text[], \(limit))
             """
     }
 

@@ -185,6 +185,14 @@ extension Store {
     }
 }
 
+extension Store {
+    /// The prepared statements of the small-job path (name and SQL), for the tests that hold their generic plans to
+    /// their indexes (QueryPlanTests).
+    package static var smallJobStatements: [(name: String, sql: String)] {
+        [(WriteSmallJobs.name, WriteSmallJobs.sql), (CompleteSmallJobs.name, CompleteSmallJobs.sql)]
+    }
+}
+
 // The two statements of every group of small jobs, prepared once per connection: parsing and planning them anew
 // each time was about a third of the database's time per group.
 
