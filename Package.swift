@@ -78,7 +78,7 @@ let package = Package(
             ]
         ),
 
-        // MARK: Domain and composition
+        // MARK: Domain and storage
         .target(
             name: "HeraldCore",
             dependencies: ["APNSCore"]
@@ -91,11 +91,31 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+
+        // MARK: Messaging and operations: what every process shares
+        .target(
+            name: "HeraldMessaging",
+            dependencies: ["RabbitMQ"]
+        ),
+        .target(
+            name: "HeraldOperations",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+
+        // MARK: Processes
         .target(
             name: "HeraldWorker",
             dependencies: [
                 "HeraldCore",
                 "HeraldStore",
+                "HeraldMessaging",
+                "HeraldOperations",
                 "APNSCore",
                 "APNSTransport",
                 "RabbitMQ",
@@ -105,8 +125,17 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        .target(
+            name: "HeraldProducer",
+            dependencies: [
+                "HeraldCore",
+                "HeraldMessaging",
+                "APNSCore",
+                "RabbitMQ",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -114,7 +143,8 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldStore",
-                "HeraldWorker",
+                "HeraldMessaging",
+                "HeraldOperations",
                 "HeraldProducer",
                 "RabbitMQ",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -127,15 +157,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(
-            name: "HeraldProducer",
-            dependencies: [
-                "HeraldCore",
-                "APNSCore",
-                "RabbitMQ",
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
+
+        // MARK: The executable
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
@@ -143,6 +166,7 @@ let package = Package(
                 "HeraldProducer",
                 "HeraldCore",
                 "HeraldStore",
+                "HeraldMessaging",
                 "HeraldWorker",
                 "APNSCore",
                 "APNSTransport",
@@ -187,23 +211,32 @@ let package = Package(
         ),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
         .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldMessagingTests", dependencies: ["HeraldMessaging", "RabbitMQ", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldOperationsTests",
+            dependencies: [
+                "HeraldOperations",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
         .testTarget(name: "HeraldWorkerTests", dependencies: ["HeraldWorker", "HeraldTestSupport"]),
         .testTarget(name: "HeraldCLITests", dependencies: ["HeraldCLI", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldAPITests",
             dependencies: [
-                "HeraldAPI", "HeraldTestSupport",
+                "HeraldAPI", "HeraldWorker", "HeraldMessaging", "HeraldTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(
             name: "HeraldProducerTests",
-            dependencies: ["HeraldProducer", "HeraldWorker", "APNSSimulator", "HeraldTestSupport"]
+            dependencies: ["HeraldProducer", "HeraldWorker", "HeraldMessaging", "APNSSimulator", "HeraldTestSupport"]
         ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "HeraldWorker", "HeraldStore", "APNSSimulator", "RabbitMQ", "HeraldTestSupport",
+                "HeraldWorker", "HeraldMessaging", "HeraldStore", "APNSSimulator", "RabbitMQ", "HeraldTestSupport",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

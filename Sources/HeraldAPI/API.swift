@@ -1,6 +1,7 @@
+import HeraldMessaging
+import HeraldOperations
 import HeraldProducer
 import HeraldStore
-import HeraldWorker
 import Hummingbird
 import Logging
 import PostgresNIO

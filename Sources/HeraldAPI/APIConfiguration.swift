@@ -1,5 +1,5 @@
+import HeraldMessaging
 import HeraldStore
-import HeraldWorker
 import Prometheus
 import RabbitMQ
 

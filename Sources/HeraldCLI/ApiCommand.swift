@@ -1,7 +1,7 @@
 import ArgumentParser
 import HeraldAPI
+import HeraldMessaging
 import HeraldStore
-import HeraldWorker
 import RabbitMQ
 
 /// `herald api`: the HTTP API (devices, notifications, jobs, reports, health, metrics) until SIGTERM.
@@ -21,7 +21,7 @@ struct ApiCommand: AsyncParsableCommand {
     var port: Int?
 
     @Option(help: "Queue name prefix; must match the workers'.")
-    var queuePrefix: String = "herald"
+    var queuePrefix: String = Topology.defaultPrefix
 
     @Option(help: "Queue type of the work queues: classic or quorum; must match the workers'.")
     var queueType: String = "classic"

@@ -2,8 +2,8 @@ import APNSCore
 import ArgumentParser
 import Foundation
 import HeraldCore
+import HeraldMessaging
 import HeraldStore
-import HeraldWorker
 import Logging
 import RabbitMQ
 

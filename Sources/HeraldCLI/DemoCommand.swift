@@ -3,6 +3,7 @@ import APNSSimulator
 import ArgumentParser
 import Foundation
 import HeraldCore
+import HeraldMessaging
 import HeraldStore
 import HeraldWorker
 import Logging

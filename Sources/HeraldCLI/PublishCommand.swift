@@ -2,6 +2,7 @@ import APNSCore
 import ArgumentParser
 import Foundation
 import HeraldCore
+import HeraldMessaging
 import HeraldProducer
 import RabbitMQ
 
@@ -64,7 +65,7 @@ struct PublishCommand: AsyncParsableCommand {
     var file: String?
 
     @Option(help: "Queue name prefix.")
-    var queuePrefix: String = "herald"
+    var queuePrefix: String = Topology.defaultPrefix
 
     @Option(help: "Publishes awaiting their confirm at once (with --file).")
     var concurrency: Int = 64
@@ -90,7 +91,7 @@ struct PublishCommand: AsyncParsableCommand {
         let producer = Producer(
             configuration: ProducerConfiguration(
                 amqp: try AMQPConfiguration(url: services.resolvedAMQPURL()),
-                queue: queuePrefix + ".jobs"
+                queue: Topology(prefix: queuePrefix).jobs
             ),
             logger: logger
         )

@@ -1,5 +1,5 @@
 import ArgumentParser
-import HeraldWorker
+import HeraldMessaging
 
 /// `herald topology …`: the queues Herald declares, for operators.
 struct TopologyCommand: ParsableCommand {
@@ -18,7 +18,7 @@ struct TopologyExportCommand: ParsableCommand {
     )
 
     @Option(help: "Queue name prefix.")
-    var prefix: String = "herald"
+    var prefix: String = Topology.defaultPrefix
 
     @Option(help: "Queue type of the queues: classic or quorum.")
     var queueType: String = "classic"

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
+import HeraldMessaging
 import HeraldStore
 import HeraldWorker
 import RabbitMQ
@@ -24,7 +25,7 @@ struct WorkerCommand: AsyncParsableCommand {
     var connections: Int = 2
 
     @Option(help: "Queue name prefix.")
-    var queuePrefix: String = "herald"
+    var queuePrefix: String = Topology.defaultPrefix
 
     @Option(help: "Queue type of the work queues: classic or quorum.")
     var queueType: String = "classic"

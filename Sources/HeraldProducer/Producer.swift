@@ -1,6 +1,7 @@
 import APNSCore
 import Foundation
 import HeraldCore
+import HeraldMessaging
 import Logging
 import RabbitMQ
 
@@ -8,12 +9,13 @@ import RabbitMQ
 public struct ProducerConfiguration: Sendable {
     /// The broker.
     public var amqp: AMQPConfiguration
-    /// The jobs queue (routing key on the default exchange): `herald.jobs`, or `<prefix>.jobs`.
-    public var queue: String = "herald.jobs"
+    /// The jobs queue (routing key on the default exchange): `herald.jobs`, or `<prefix>.jobs`, as `Topology` names
+    /// it for the workers.
+    public var queue: String = Topology().jobs
     /// Run on every new connection before the first publish, e.g. to declare the topology.
     public var prepareConnection: (@Sendable (AMQPConnection) async throws -> Void)? = nil
 
-    public init(amqp: AMQPConfiguration, queue: String = "herald.jobs") {
+    public init(amqp: AMQPConfiguration, queue: String = Topology().jobs) {
         self.amqp = amqp
         self.queue = queue
     }

@@ -1,3 +1,5 @@
+import HeraldMessaging
+import HeraldOperations
 import HeraldStore
 import Logging
 import NIOCore

@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldMessaging
 import HeraldStore
 import Prometheus
 import RabbitMQ

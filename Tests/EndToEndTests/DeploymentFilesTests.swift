@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldMessaging
 import HeraldTestSupport
 import HeraldWorker
 import Testing
@@ -366,13 +367,13 @@ import Yams
 
     /// The health paths `OperationsRoutes` serves.
     static func healthPaths() throws -> (live: String, ready: String) {
-        let text = try read("Sources/HeraldWorker/OperationsServer.swift")
+        let text = try read("Sources/HeraldOperations/OperationsRoutes.swift")
         #expect(text.contains("router.get(\"/health/live\")") && text.contains("router.get(\"/health/ready\")"))
         return ("/health/live", "/health/ready")
     }
 
     static func metricsPath() throws -> String {
-        #expect(try read("Sources/HeraldWorker/OperationsServer.swift").contains("router.get(\"/metrics\")"))
+        #expect(try read("Sources/HeraldOperations/OperationsRoutes.swift").contains("router.get(\"/metrics\")"))
         return "/metrics"
     }
 

@@ -2,6 +2,7 @@ import APNSCore
 import APNSSimulator
 import Foundation
 import HeraldCore
+import HeraldMessaging
 import HeraldStore
 import HeraldTestSupport
 import HeraldWorker

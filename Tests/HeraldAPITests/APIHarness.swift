@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPI
+import HeraldMessaging
 import HeraldProducer
 import HeraldStore
 import HeraldTestSupport

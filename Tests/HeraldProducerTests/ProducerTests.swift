@@ -1,6 +1,7 @@
 import APNSCore
 import Foundation
 import HeraldCore
+import HeraldMessaging
 import HeraldProducer
 import HeraldStore
 import HeraldTestSupport

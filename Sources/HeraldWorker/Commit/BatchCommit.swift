@@ -1,6 +1,7 @@
 import APNSCore
 import Foundation
 import HeraldCore
+import HeraldMessaging
 import HeraldStore
 import Logging
 import RabbitMQ

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldMessaging
 import HeraldStore
 import Logging
 import RabbitMQ

@@ -1,13 +1,21 @@
-import Logging
 import RabbitMQ
 
 /// Publishes messages that can never succeed to the parking queue, with the reason, the attempts and the origin
 /// queue in headers, and confirms before the caller acknowledges the original.
-struct Parking: Sendable {
-    let publisher: AMQPConnection
-    let topology: Topology
+///
+/// Here rather than in the worker because the parking queue and its headers are part of the messaging contract
+/// (`herald.parked`, `ParkingHeader`): operators and tests read what this writes.
+package struct Parking: Sendable {
+    package let publisher: AMQPConnection
+    package let topology: Topology
 
-    func park(
+    package init(publisher: AMQPConnection, topology: Topology) {
+        self.publisher = publisher
+        self.topology = topology
+    }
+
+    /// Publishes `body` to the parking queue, persistent and mandatory, and returns once the broker confirmed it.
+    package func park(
         _ body: [UInt8],
         properties: AMQPProperties = .init(),
         reason: String,

@@ -1,24 +1,12 @@
 import Hummingbird
-import Logging
 import NIOCore
 import Prometheus
-import ServiceLifecycle
-
-/// Whether a process is ready to take work, as its health endpoint reports it.
-public final class Readiness: Sendable {
-    private let checks: @Sendable () async -> [String: Bool]
-
-    /// - Parameter checks: named checks, each true when healthy (e.g. `amqp`, `postgres`).
-    public init(_ checks: @escaping @Sendable () async -> [String: Bool]) {
-        self.checks = checks
-    }
-
-    /// Runs the checks.
-    public func evaluate() async -> [String: Bool] { await checks() }
-}
 
 /// The operational endpoints every Herald process serves: `/metrics` (Prometheus text format),
 /// `/health/live` (the process runs) and `/health/ready` (its dependencies answer).
+///
+/// One definition for the worker's `OperationsServer` and the API's router, so that probes, scrape configs and the
+/// deploy files name the same paths for both.
 public enum OperationsRoutes {
     /// Adds the three routes to `router`.
     public static func add<Context: RequestContext>(
@@ -51,29 +39,5 @@ public enum OperationsRoutes {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
-    }
-}
-
-/// The worker's HTTP server for metrics and health, as a `Service` (stopped last-but-one on SIGTERM).
-public struct OperationsServer: Service {
-    let application: Application<RouterResponder<BasicRequestContext>>
-
-    /// - Parameters:
-    ///   - host: address to bind, e.g. `0.0.0.0` in a container or `127.0.0.1`.
-    ///   - port: 0 picks a free port (tests).
-    public init(host: String, port: Int, registry: PrometheusCollectorRegistry, readiness: Readiness, logger: Logger) {
-        let router = Router()
-        OperationsRoutes.add(to: router, registry: registry, readiness: readiness)
-        self.application = Application(
-            router: router,
-            configuration: .init(address: .hostname(host, port: port), serverName: "herald"),
-            logger: logger
-        )
-    }
-
-    public func run() async throws {
-        // `run()`, not `runService()`: the latter wraps the server in a ServiceGroup of its own that traps SIGTERM
-        // itself, stops at once and so ends this service before the outer group's drain reaches it (exit 1).
-        try await application.run()
     }
 }

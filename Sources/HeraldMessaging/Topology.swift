@@ -2,12 +2,18 @@ import RabbitMQ
 
 /// The queues Herald uses, declared idempotently at start-up from this one definition (and exported as a RabbitMQ
 /// definitions file by `herald topology export`).
+///
+/// The one place a queue is named: the worker, the API, the producer library and every `herald` command derive their
+/// queue names from a `Topology`, so a prefix or a new queue cannot disagree between them.
 public struct Topology: Sendable, Hashable {
     /// classic or quorum queues.
     public enum QueueType: String, Sendable, Hashable, CaseIterable {
         case classic
         case quorum
     }
+
+    /// The prefix of every queue name unless one is given: `herald.jobs`, `herald.batches`, …
+    public static let defaultPrefix = "herald"
 
     /// The name prefix, `herald` by default (tests and tenants sharing a broker use their own).
     public var prefix: String
@@ -19,7 +25,7 @@ public struct Topology: Sendable, Hashable {
     public var deliveryLimit: Int
 
     public init(
-        prefix: String = "herald",
+        prefix: String = Topology.defaultPrefix,
         queueType: QueueType = .classic,
         retryDelays: [Duration] = [.seconds(1), .seconds(10), .seconds(60), .seconds(600)],
         deliveryLimit: Int = 20
@@ -123,11 +129,4 @@ public struct Topology: Sendable, Hashable {
 
     static let deadLetterExchange = "x-dead-letter-exchange"
     static let deadLetterRoutingKey = "x-dead-letter-routing-key"
-}
-
-/// Header names on parked and retried messages.
-public enum ParkingHeader {
-    public static let reason = "x-herald-reason"
-    public static let attempts = "x-herald-attempts"
-    public static let originQueue = "x-herald-origin-queue"
 }

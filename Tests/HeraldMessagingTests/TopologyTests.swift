@@ -1,15 +1,14 @@
 import Foundation
+import HeraldMessaging
 import HeraldTestSupport
 import Logging
 import RabbitMQ
 import Testing
 
-@testable import HeraldWorker
-
 /// The topology against the real broker: retry queues deliver back after their delay with the attempt count,
-/// parking carries the reason, and the committed definitions file is the export.
+/// quorum work queues dead-letter to parking, and the committed definitions file is the export.
 @Suite(.timeLimit(.minutes(1))) struct TopologyTests {
-    static let logger = Logger(label: "HeraldWorkerTests.Topology")
+    static let logger = Logger(label: "HeraldMessagingTests.Topology")
 
     @Test func committedDefinitionsFileIsTheQuorumExport() throws {
         let path = TestServices.repositoryRoot + "/deploy/rabbitmq/definitions.json"
@@ -92,32 +91,6 @@ import Testing
             older.jobs, arguments: ["x-queue-type": "quorum", "x-delivery-limit": .int(20)])
         try await older.declare(on: connection)
         for queue in older.queues { try await connection.deleteQueue(queue.name) }
-        await connection.close()
-    }
-
-    @Test(arguments: Topology.QueueType.allCases)
-    func parkedMessageCarriesReasonAttemptsAndOrigin(_ queueType: Topology.QueueType) async throws {
-        let topology = Topology(prefix: TestServices.uniqueName("herald-test-park"), queueType: queueType)
-        let connection = try await AMQPConnection.connect(
-            AMQPConfiguration(url: TestServices.amqpURL), logger: Self.logger)
-        try await topology.declare(on: connection)
-
-        try await Parking(publisher: connection, topology: topology).park(
-            Array("not a job".utf8), properties: AMQPProperties(messageID: "m-1", persistent: false),
-            reason: "malformed: not a job", attempts: 3, origin: topology.jobs)
-        let consumer = try await connection.consume(queue: topology.parked, prefetch: 1)
-        var iterator = consumer.makeAsyncIterator()
-        let delivery = try #require(try await iterator.next())
-
-        #expect(delivery.body == Array("not a job".utf8))
-        #expect(delivery.properties.messageID == "m-1")
-        #expect(delivery.properties.persistent)
-        #expect(delivery.properties.headers[ParkingHeader.reason] == "malformed: not a job")
-        #expect(delivery.properties.headers[ParkingHeader.attempts] == 3)
-        #expect(delivery.properties.headers[ParkingHeader.originQueue] == .string(topology.jobs))
-        try await consumer.ack(delivery)
-        try await consumer.cancel()
-        for queue in topology.queues { try await connection.deleteQueue(queue.name) }
         await connection.close()
     }
 }
