@@ -2,7 +2,7 @@
 # `swift` and deploy/dev/*.sh. `make help` lists targets (from the `## ` notes).
 
 # Test suites that need PostgreSQL/RabbitMQ; `make unit` skips them.
-INTEGRATION_SUITES := EndToEndTests HeraldStoreTests RabbitMQTests HeraldMessagingTests HeraldCLITests
+INTEGRATION_SUITES := EndToEndTests HeraldStoreTests RabbitMQTests HeraldMessagingTests HeraldBenchTests HeraldCLITests
 
 # Extra flags for `swift test` (e.g. SWIFT_TEST_FLAGS="-Xswiftc -warnings-as-errors").
 SWIFT_TEST_FLAGS ?=

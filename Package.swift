@@ -158,10 +158,57 @@ let package = Package(
             ]
         ),
 
-        // MARK: The executable
+        // MARK: The executable: commands, and the bench and demo beside the production modules
+        .target(
+            name: "HeraldCommandLine",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStore",
+                "APNSCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "HeraldBench",
+            dependencies: [
+                "HeraldCommandLine",
+                "HeraldCore",
+                "HeraldStore",
+                "HeraldMessaging",
+                "APNSCore",
+                "APNSTransport",
+                "RabbitMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        .target(
+            name: "HeraldDemo",
+            dependencies: [
+                "HeraldCommandLine",
+                "HeraldCore",
+                "HeraldStore",
+                "HeraldMessaging",
+                "HeraldWorker",
+                "APNSCore",
+                "APNSSimulator",
+                "RabbitMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
+                "HeraldCommandLine",
+                "HeraldBench",
+                "HeraldDemo",
                 "HeraldAPI",
                 "HeraldProducer",
                 "HeraldCore",
@@ -169,7 +216,6 @@ let package = Package(
                 "HeraldMessaging",
                 "HeraldWorker",
                 "APNSCore",
-                "APNSTransport",
                 "APNSSimulator",
                 "RabbitMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -221,6 +267,9 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HeraldWorkerTests", dependencies: ["HeraldWorker", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCommandLineTests", dependencies: ["HeraldCommandLine"]),
+        .testTarget(name: "HeraldBenchTests", dependencies: ["HeraldBench", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldDemoTests", dependencies: ["HeraldDemo"]),
         .testTarget(name: "HeraldCLITests", dependencies: ["HeraldCLI", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldAPITests",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HeraldAPI
+import HeraldCommandLine
 import HeraldMessaging
 import HeraldStore
 import RabbitMQ

@@ -1,6 +1,7 @@
 import APNSCore
 import ArgumentParser
 import Foundation
+import HeraldCommandLine
 import HeraldCore
 import HeraldStore
 
@@ -55,105 +56,6 @@ struct ImportDevices: AsyncParsableCommand {
                 Data("warning: the devices table was not analysed (autovacuum will analyse it): \(error)\n".utf8))
         }
         print("devices import: \(summary.imported) imported, \(summary.errors.count) rejected, app \(app)")
-    }
-}
-
-/// Streams devices into the store in batches (memory holds one batch, not the file), then analyses the devices
-/// table: the bulk load's last step, so that the first job after it is planned with statistics of the devices it
-/// loaded, not of the table before (`Store.analyzeDevices`).
-struct DeviceImporter: Sendable {
-    let store: Store
-    let app: String
-    let batchSize: Int
-
-    struct Summary: Sendable {
-        var imported = 0
-        var errors: [DeviceCSV.RowError] = []
-        /// Why the table could not be analysed after the import (the devices are imported all the same).
-        var analysisError: StoreError?
-    }
-
-    /// Imports a CSV file (header token,user_id,locale,topics); bad rows are counted and skipped.
-    func run(_ lines: LineReader, progress: (Int) -> Void) async throws -> Summary {
-        var summary = Summary()
-        var batch: [DeviceRecord] = []
-        batch.reserveCapacity(batchSize)
-        var lineNumber = 0
-        var lines = lines
-        while let line = lines.next() {
-            lineNumber += 1
-            if lineNumber == 1 {
-                try DeviceCSV.validateHeader(line)
-                continue
-            }
-            do {
-                if let record = try DeviceCSV.parse(line, lineNumber: lineNumber) { batch.append(record) }
-            } catch {
-                summary.errors.append(error)
-            }
-            if batch.count >= batchSize {
-                summary.imported += try await store.importDevices(batch, app: app)
-                batch.removeAll(keepingCapacity: true)
-                progress(summary.imported)
-            }
-        }
-        guard lineNumber > 0 else { throw ValidationError("the CSV file is empty: it needs the header line") }
-        if !batch.isEmpty { summary.imported += try await store.importDevices(batch, app: app) }
-        await analyze(&summary)
-        return summary
-    }
-
-    /// Imports devices already in hand (`herald demo`, `herald bench pipeline`) the way the command imports a file.
-    func run(records: some Sequence<DeviceRecord>) async throws -> Summary {
-        var summary = Summary()
-        var batch: [DeviceRecord] = []
-        batch.reserveCapacity(batchSize)
-        for record in records {
-            batch.append(record)
-            if batch.count >= batchSize {
-                summary.imported += try await store.importDevices(batch, app: app)
-                batch.removeAll(keepingCapacity: true)
-            }
-        }
-        if !batch.isEmpty { summary.imported += try await store.importDevices(batch, app: app) }
-        await analyze(&summary)
-        return summary
-    }
-
-    /// The rows are committed whatever happens here: a failure is reported, not thrown, so that nobody imports
-    /// again (which would reset the devices' badges and registration times) for want of statistics.
-    private func analyze(_ summary: inout Summary) async {
-        guard summary.imported > 0 else { return }
-        do {
-            try await store.analyzeDevices()
-        } catch {
-            summary.analysisError = error
-        }
-    }
-}
-
-/// Reads a file line by line without loading it whole.
-struct LineReader: @unchecked Sendable {
-    private let handle: UnsafeMutablePointer<FILE>
-
-    init(path: String) throws {
-        if path == "-" {
-            handle = fdopen(0, "r")
-        } else {
-            guard let file = fopen(path, "r") else { throw ValidationError("cannot open \(path)") }
-            handle = file
-        }
-    }
-
-    mutating func next() -> String? {
-        var buffer: UnsafeMutablePointer<CChar>? = nil
-        var capacity = 0
-        defer { free(buffer) }
-        let count = getline(&buffer, &capacity, handle)
-        guard count >= 0, let buffer else { return nil }
-        var line = String(cString: buffer)
-        while let last = line.last, last.isNewline { line.removeLast() }
-        return line
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HeraldAPI
+import HeraldCommandLine
 import HeraldStore
 
 /// `herald keys …`: per-app API keys. Only a key's SHA-256 is stored; the key is printed once.

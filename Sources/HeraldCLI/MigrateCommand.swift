@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldCommandLine
 import HeraldStore
 import Logging
 import PostgresNIO

@@ -1,6 +1,7 @@
 import APNSCore
 import ArgumentParser
 import Foundation
+import HeraldCommandLine
 import HeraldCore
 import HeraldMessaging
 import HeraldProducer

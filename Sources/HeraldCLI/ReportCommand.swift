@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldAPI
+import HeraldCommandLine
 import HeraldStore
 
 /// `herald report dead-tokens` and `herald report jobs`.

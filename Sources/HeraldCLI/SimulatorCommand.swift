@@ -2,6 +2,7 @@ import APNSCore
 import APNSSimulator
 import ArgumentParser
 import Foundation
+import HeraldCommandLine
 import Logging
 import NIOPosix
 import ServiceLifecycle
@@ -61,25 +62,4 @@ struct SimulatorCommand: AsyncParsableCommand {
         try await simulator.stop()
         print(simulator.summary())
     }
-}
-
-/// Reads a text file or fails naming it.
-func read(_ path: String) throws -> String {
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-        throw ValidationError("cannot read \(path)")
-    }
-    return text
-}
-
-/// The public key PEM from a file holding either a public key or a .p8 private key.
-func publicKeyPEM(atPath path: String) throws -> String {
-    let text = try read(path)
-    if text.contains("PRIVATE KEY") {
-        do {
-            return try ProviderTokenSigner(teamID: "", keyID: "", pemKey: text).publicKeyPEM
-        } catch {
-            throw ValidationError("\(path): \(error.message)")
-        }
-    }
-    return text
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldCommandLine
 import HeraldCore
 import HeraldMessaging
 import HeraldStore

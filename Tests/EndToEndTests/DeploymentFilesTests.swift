@@ -328,9 +328,12 @@ import Yams
             .map { try String(contentsOfFile: base + "/" + $0, encoding: .utf8) }.joined(separator: "\n")
     }
 
+    /// The modules whose code is only the `herald` executable's: its commands and what they share.
+    static let executableModules = ["HeraldCLI", "HeraldCommandLine", "HeraldBench", "HeraldDemo"]
+
     /// The `HERALD_*` variables the executable reads.
     static func knownEnvironment() throws -> Set<String> {
-        let text = try sources(under: "Sources/HeraldCLI")
+        let text = try executableModules.map { try sources(under: "Sources/" + $0) }.joined(separator: "\n")
         let pattern = try NSRegularExpression(pattern: #""(HERALD_[A-Z_]+)""#)
         return Set(
             pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).map {
@@ -388,14 +391,14 @@ import Yams
             })
     }
 
-    /// The subcommand name → the long flags it accepts, read from the `ParsableCommand`s in HeraldCLI.
+    /// The subcommand name → the long flags it accepts, read from the `ParsableCommand`s of the executable's modules.
     static func commandFlags() throws -> [String: Set<String>] {
-        let folder = root + "/Sources/HeraldCLI"
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".swift") }
-        let serviceFlags = try optionFlags(in: read("Sources/HeraldCLI/Herald.swift"), type: "ServiceOptions")
+        let serviceFlags = try optionFlags(
+            in: read("Sources/HeraldCommandLine/ServiceOptions.swift"), type: "ServiceOptions")
         var commands: [String: Set<String>] = [:]
-        for file in files {
-            let text = try String(contentsOfFile: folder + "/" + file, encoding: .utf8)
+        for module in executableModules {
+            let text = try sources(under: "Sources/" + module).replacingOccurrences(
+                of: "\npackage struct ", with: "\nstruct ")
             for block in text.components(separatedBy: "\nstruct ").dropFirst() {
                 let pattern = try NSRegularExpression(pattern: #"commandName: "([a-z-]+)""#)
                 guard let match = pattern.firstMatch(in: block, range: NSRange(block.startIndex..., in: block)) else {

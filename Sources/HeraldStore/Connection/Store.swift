@@ -7,7 +7,8 @@ import PostgresNIO
 public struct Store: Sendable {
     /// The pool.
     public let client: PostgresClient
-    let logger: Logger
+    /// The logger of every query (`package`: the bench's queries extend the store from HeraldBench).
+    package let logger: Logger
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -16,7 +17,7 @@ public struct Store: Sendable {
 
     /// Runs `body`, turning any PostgreSQL error into a `StoreError` that is safe to log.
     @discardableResult
-    func run<T: Sendable>(
+    package func run<T: Sendable>(
         _ what: String,
         code: StoreError.Code = .queryFailed,
         _ body: @escaping @Sendable () async throws -> T

@@ -1,22 +1,28 @@
 import Foundation
 import HeraldCore
+import HeraldStore
 import Logging
 import PostgresNIO
 
-/// End-to-end latency percentiles, for benchmarks and reports.
-public struct LatencySummary: Sendable, Hashable {
+/// End-to-end latency percentiles, for `herald bench pipeline`.
+package struct LatencySummary: Sendable, Hashable {
     /// Notifications (or jobs) measured.
-    public var count: Int
-    public var p50Milliseconds: Double
-    public var p99Milliseconds: Double
+    package var count: Int
+    /// The median, in milliseconds.
+    package var p50Milliseconds: Double
+    /// The 99th percentile, in milliseconds.
+    package var p99Milliseconds: Double
     /// When the last result was written (ms since 1970; 0 if none).
-    public var lastResultMilliseconds: Double = 0
+    package var lastResultMilliseconds: Double = 0
 }
+
+// Queries only `herald bench pipeline` runs: here rather than in HeraldStore, so the production store carries no
+// benchmark code.
 
 extension Store {
     /// Latency from publish to completion of the jobs whose id starts with `prefix` (one device each): the exact
     /// per-job figure.
-    public func jobLatency(app: String, idPrefix prefix: String) async throws(StoreError) -> LatencySummary {
+    package func jobLatency(app: String, idPrefix prefix: String) async throws(StoreError) -> LatencySummary {
         let pattern = prefix.replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
         return try await run("reading job latencies") {
             let rows = try await client.query(
@@ -39,7 +45,7 @@ extension Store {
 
     /// Latency from the job's publish to each batch's completion, weighted by the notifications the batch sent: the
     /// per-notification figure at batch granularity (a notification is counted when its batch's results are written).
-    public func batchLatency(job: JobKey) async throws(StoreError) -> LatencySummary {
+    package func batchLatency(job: JobKey) async throws(StoreError) -> LatencySummary {
         try await run("reading batch latencies") {
             let rows = try await client.query(
                 """
@@ -65,7 +71,7 @@ extension Store {
 
     /// How many of the app's jobs whose id starts with `prefix` are final (read through the app's index, so that
     /// polling stays cheap however many jobs other apps have).
-    public func finishedJobCount(app: String, idPrefix prefix: String) async throws(StoreError) -> Int {
+    package func finishedJobCount(app: String, idPrefix prefix: String) async throws(StoreError) -> Int {
         let pattern = prefix.replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
         return try await run("counting finished jobs") {
             let rows = try await client.query(
@@ -84,7 +90,7 @@ extension Store {
     /// Removes every job of an app, with its batches and badge records (for benchmarks, which use an app of their
     /// own).
     @discardableResult
-    public func deleteJobs(app: String) async throws(StoreError) -> Int {
+    package func deleteJobs(app: String) async throws(StoreError) -> Int {
         try await run("deleting jobs") {
             let rows = try await client.query(
                 """

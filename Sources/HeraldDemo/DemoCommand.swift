@@ -2,6 +2,7 @@ import APNSCore
 import APNSSimulator
 import ArgumentParser
 import Foundation
+import HeraldCommandLine
 import HeraldCore
 import HeraldMessaging
 import HeraldStore
@@ -13,11 +14,14 @@ import ServiceLifecycle
 
 /// `herald demo`: the whole path once, on embedded defaults — the simulator, a worker, 1,000 devices (some dead),
 /// jobs of every target kind, a summary, and a check that every live device got exactly one notification per job.
-struct DemoCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// Registered by the `herald` executable; its own module so that the production modules carry no demo code.
+package struct DemoCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Run the main job end to end against the local services and the APNs simulator, then check it."
     )
+
+    package init() {}
 
     @OptionGroup var services: ServiceOptions
 
@@ -30,7 +34,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Devices to import.")
     var devices: Int = 1000
 
-    func run() async throws {
+    package func run() async throws {
         let logger = services.makeLogger(label: "herald.demo")
         let amqpURL = (try? services.resolvedAMQPURL()) ?? DemoScenario.defaultAMQPURL
         let databaseURL = (try? services.resolvedDatabaseURL()) ?? DemoScenario.defaultDatabaseURL
@@ -115,7 +119,7 @@ struct DemoScenario {
     }
 
     func run() async throws -> Report {
-        try await withStore(database, logger: logger) { store in try await run(store: store) }
+        try await Store.withStore(database, logger: logger) { store in try await run(store: store) }
     }
 
     private func run(store: Store) async throws -> Report {

@@ -1,14 +1,17 @@
 import ArgumentParser
 import Foundation
+import HeraldCommandLine
 import RabbitMQ
 
-/// `herald bench …`: measurements on this machine.
-struct BenchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `herald bench …`: measurements on this machine (registered by the `herald` executable).
+package struct BenchCommand: AsyncParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks against the real services.",
         subcommands: [BenchAMQPCommand.self, BenchPipelineCommand.self, BenchAPNSCommand.self]
     )
+
+    package init() {}
 }
 
 /// `herald bench amqp`: publish with confirms, consume with acks, then both at once; msgs/s per phase.

@@ -1,0 +1,87 @@
+import ArgumentParser
+import HeraldCore
+import HeraldStore
+
+/// Streams devices into the store in batches (memory holds one batch, not the file), then analyses the devices
+/// table: the bulk load's last step, so that the first job after it is planned with statistics of the devices it
+/// loaded, not of the table before (`Store.analyzeDevices`).
+package struct DeviceImporter: Sendable {
+    let store: Store
+    let app: String
+    let batchSize: Int
+
+    /// - Parameter batchSize: devices per COPY (memory holds one batch).
+    package init(store: Store, app: String, batchSize: Int) {
+        self.store = store
+        self.app = app
+        self.batchSize = batchSize
+    }
+
+    /// What an import did.
+    package struct Summary: Sendable {
+        /// Devices written.
+        package var imported = 0
+        /// Rows rejected, with their line numbers.
+        package var errors: [DeviceCSV.RowError] = []
+        /// Why the table could not be analysed after the import (the devices are imported all the same).
+        package var analysisError: StoreError?
+    }
+
+    /// Imports a CSV file (header token,user_id,locale,topics); bad rows are counted and skipped.
+    package func run(_ lines: LineReader, progress: (Int) -> Void) async throws -> Summary {
+        var summary = Summary()
+        var batch: [DeviceRecord] = []
+        batch.reserveCapacity(batchSize)
+        var lineNumber = 0
+        var lines = lines
+        while let line = lines.next() {
+            lineNumber += 1
+            if lineNumber == 1 {
+                try DeviceCSV.validateHeader(line)
+                continue
+            }
+            do {
+                if let record = try DeviceCSV.parse(line, lineNumber: lineNumber) { batch.append(record) }
+            } catch {
+                summary.errors.append(error)
+            }
+            if batch.count >= batchSize {
+                summary.imported += try await store.importDevices(batch, app: app)
+                batch.removeAll(keepingCapacity: true)
+                progress(summary.imported)
+            }
+        }
+        guard lineNumber > 0 else { throw ValidationError("the CSV file is empty: it needs the header line") }
+        if !batch.isEmpty { summary.imported += try await store.importDevices(batch, app: app) }
+        await analyze(&summary)
+        return summary
+    }
+
+    /// Imports devices already in hand (`herald demo`, `herald bench pipeline`) the way the command imports a file.
+    package func run(records: some Sequence<DeviceRecord>) async throws -> Summary {
+        var summary = Summary()
+        var batch: [DeviceRecord] = []
+        batch.reserveCapacity(batchSize)
+        for record in records {
+            batch.append(record)
+            if batch.count >= batchSize {
+                summary.imported += try await store.importDevices(batch, app: app)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        if !batch.isEmpty { summary.imported += try await store.importDevices(batch, app: app) }
+        await analyze(&summary)
+        return summary
+    }
+
+    /// The rows are committed whatever happens here: a failure is reported, not thrown, so that nobody imports
+    /// again (which would reset the devices' badges and registration times) for want of statistics.
+    private func analyze(_ summary: inout Summary) async {
+        guard summary.imported > 0 else { return }
+        do {
+            try await store.analyzeDevices()
+        } catch {
+            summary.analysisError = error
+        }
+    }
+}

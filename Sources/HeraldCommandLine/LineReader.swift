@@ -1,0 +1,29 @@
+import ArgumentParser
+import Foundation
+
+/// Reads a file line by line without loading it whole.
+package struct LineReader: @unchecked Sendable {
+    private let handle: UnsafeMutablePointer<FILE>
+
+    /// Opens `path` (`-`: standard input), or fails naming it.
+    package init(path: String) throws {
+        if path == "-" {
+            handle = fdopen(0, "r")
+        } else {
+            guard let file = fopen(path, "r") else { throw ValidationError("cannot open \(path)") }
+            handle = file
+        }
+    }
+
+    /// The next line without its line break; nil at the end.
+    package mutating func next() -> String? {
+        var buffer: UnsafeMutablePointer<CChar>? = nil
+        var capacity = 0
+        defer { free(buffer) }
+        let count = getline(&buffer, &capacity, handle)
+        guard count >= 0, let buffer else { return nil }
+        var line = String(cString: buffer)
+        while let last = line.last, last.isNewline { line.removeLast() }
+        return line
+    }
+}

@@ -1,0 +1,46 @@
+import HeraldCore
+import HeraldStore
+import Logging
+import RabbitMQ
+import Testing
+
+@testable import HeraldDemo
+
+/// The demo's plan, without the services: which devices are dead and which devices each job must reach. `make demo`
+/// runs the whole scenario against the services.
+@Suite struct DemoScenarioTests {
+    static func scenario(devices: Int = 1000) throws -> DemoScenario {
+        DemoScenario(
+            stateDirectory: "/nonexistent", schemasDirectory: "/nonexistent", deviceCount: devices,
+            amqp: try AMQPConfiguration(url: DemoScenario.defaultAMQPURL),
+            database: try DatabaseConfiguration(url: DemoScenario.defaultDatabaseURL),
+            logger: Logger(label: "HeraldDemoTests"))
+    }
+
+    @Test func oneDeviceInTwentyIsDeadAndEveryTokenIsValidAndUnique() throws {
+        let devices = try Self.scenario().makeDevices()
+        #expect(devices.count == 1000)
+        #expect(devices.filter(\.isDead).count == 50)
+        #expect(devices.allSatisfy { $0.token.hasPrefix($0.isDead ? "dead" : "a11e") && $0.token.count == 64 })
+        #expect(Set(devices.map(\.token)).count == devices.count)
+    }
+
+    @Test func jobsCoverEveryTargetKindTwiceAndExpectOnlyLiveDevices() throws {
+        let scenario = try Self.scenario()
+        let devices = scenario.makeDevices()
+        let live = Set(devices.filter { !$0.isDead }.map(\.token))
+        let jobs = scenario.makeJobs(devices)
+        #expect(jobs.map(\.kind) == ["tokens", "tokens", "users", "users", "topic", "topic", "all", "all"])
+        #expect(Set(jobs.map(\.id)).count == jobs.count)
+        #expect(jobs.allSatisfy { !$0.expected.isEmpty && $0.expected.isSubset(of: live) })
+        #expect(jobs.last?.expected == live)
+    }
+
+    @Test func theTableAlignsNamesLeftAndNumbersRight() {
+        let table = DemoScenario.format([
+            ["job", "target", "state", "sent", "check"],
+            ["a-long-job", "all", "done", "7", "ok"],
+        ])
+        #expect(table == "job         target  state  sent  check\na-long-job  all     done      7  ok   ")
+    }
+}
