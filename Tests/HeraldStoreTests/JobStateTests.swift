@@ -18,3 +18,21 @@ import Testing
         }
     }
 }
+
+/// The small-job claim's existence check is planned on every call (schemas/013): a plan cached at a session's
+/// first claim, made while `jobs` was nearly empty, could walk every job of the app per claimed id for the
+/// session's life.
+@Suite struct ClaimPlanTests {
+    @Test func theClaimIsPlannedOnEveryCallWithoutSequentialScans() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            let rows = try await store.client.query(
+                """
+                SELECT unnest(proconfig) FROM pg_proc
+                WHERE proname = 'herald_claim_small_jobs' AND pronargs = 3
+                """, logger: Logger(label: "test"))
+            var settings: Set<String> = []
+            for try await setting in rows.decode(String.self) { settings.insert(setting) }
+            #expect(settings == ["enable_seqscan=off", "plan_cache_mode=force_custom_plan"])
+        }
+    }
+}
