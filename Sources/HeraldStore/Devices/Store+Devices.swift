@@ -198,10 +198,9 @@ extension Store {
     /// The keyset page shared by `devicesPage` and `devicesPageBoundary`, as rows of (token, locale,
     /// registered_at_micros, environment) in token order.
     ///
-    /// Pages of all devices or of a topic come from `herald_devices_page` (schemas/011), which walks the primary key
-    /// in token order whatever the statistics say. A users page reads each user's devices from devices_by_user and
-    /// sorts them: one statement for any list, planned with its parameters each time (PostgresNIO sends unnamed
-    /// statements), so that the unused conditions fold away.
+    /// Pages of all devices or of a topic walk the primary key in token order (with the statistics an import
+    /// leaves). A users page reads each user's devices from devices_by_user and sorts them: one statement for any
+    /// list, planned with its parameters each time (PostgresNIO sends unnamed statements).
     private static func pageQuery(
         app: String,
         filter: DeviceFilter,
@@ -236,9 +235,20 @@ extension Store {
         case .topic(let name): topic = name
         case .all, .locales: break
         }
+        // One statement for every filter, planned with its parameters each time: the unused conditions fold away,
+        // and with the statistics `herald devices import` leaves (it analyses the table) the plan is an ordered walk
+        // of devices_pkey from the cursor that stops after a page, an index-only scan once the table is vacuumed. A
+        // PL/pgSQL function forcing that walk (sorting disabled) was measured at 0.62x of this on a 300,000-device
+        // broadcast: every row went through its result store with all four columns.
         return """
-            SELECT token, locale, registered_at_micros, environment
-            FROM herald_devices_page(\(app), \(cursor), \(through), \(topic), \(locales)::text[], \(limit))
+            SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint AS registered_at_micros,
+                   environment
+            FROM devices
+            WHERE app_id = \(app) AND token > \(cursor)
+              AND (\(through)::text IS NULL OR token <= \(through))
+              AND (\(topic)::text IS NULL OR topics @> ARRAY[\(topic)]::text[])
+              AND (\(locales)::text[] IS NULL OR herald_locale_matches(locale, \(locales)))
+            ORDER BY token LIMIT \(limit)
             """
     }
 
