@@ -19,7 +19,7 @@ import Testing
     }
 }
 
-/// The small-job claim's existence check can only probe `jobs_by_id` (schemas/013): a generic plan cached at a
+/// The small-job claim's existence check can only probe the primary key by id (schemas/013): a generic plan cached at a
 /// session's first claim, made while `jobs` was nearly empty, walked every job of the app per claimed id for the
 /// session's life. `QueryPlanTests` holds the probe's plan under worst-case statistics.
 @Suite struct ClaimPlanTests {

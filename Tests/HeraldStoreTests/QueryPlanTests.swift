@@ -153,7 +153,7 @@ import Testing
             let claim = try await Self.genericPlans(ofFunction: "herald_claim_small_jobs", on: store)
             #expect(claim.count == 2, "the locks, then the existence check")
             for (index, plan) in claim.enumerated() {
-                let expected = PlanExpectation(indexes: index == 1 ? [["jobs_by_id"]] : [])
+                let expected = PlanExpectation(indexes: index == 1 ? [["jobs_pkey"]] : [])
                 Self.check("herald_claim_small_jobs, statement \(index + 1)", plan, expected)
             }
             let expectations = [

@@ -177,9 +177,9 @@ struct PlanExpectation {
     /// Tables a scan of which reads rows the statement does not want, unless it is an index scan with a condition.
     static let tables: Set<String> = ["devices", "jobs", "batches"]
 
-    /// A job found by its key: through the primary key (app, id), or through jobs_by_id (id: the same row, and the
+    /// A job found by its key: through the primary key (id, app), by both columns or by id alone (the same row, and the
     /// rows of other apps that use the id).
-    static let job = ["jobs_pkey", "jobs_by_id"]
+    static let job = ["jobs_pkey"]
 
     /// Indexes read by an Index Scan or Index Only Scan with an index condition (a probe or a range): one of each
     /// list.
