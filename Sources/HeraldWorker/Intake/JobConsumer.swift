@@ -144,7 +144,7 @@ struct JobConsumer: Sendable {
         let reason: String
         if FailureKind(error) == .permanent {
             reason = "\(error)"
-            if let job { try? await store.failJob(job.key, reason: reason) }
+            if let job { _ = try? await store.failJob(job.key, reason: reason) }
         } else {
             reason = "\(JobError.Code.failedRepeatedly): \(error)"
         }
