@@ -139,23 +139,25 @@ extension Store {
 
     private static func collectStatuses(_ rows: PostgresRowSequence) async throws -> [JobStatus] {
         var jobs: [JobStatus] = []
-        for try await row in rows {
-            let (id, app, state, kind, targeted, sent, pruned, failed, expired, retried, error) = try row.decode(
-                (String, String, String, String, Int64, Int64, Int64, Int64, Int64, Int64, String?).self
-            )
-            jobs.append(
-                JobStatus(
-                    id: id,
-                    app: app,
-                    state: JobState(rawValue: state) ?? .failed,
-                    targetKind: kind,
-                    counters: JobCounters(
-                        targeted: Int(targeted), sent: Int(sent), pruned: Int(pruned), failed: Int(failed),
-                        expired: Int(expired), retried: Int(retried)
-                    ),
-                    error: error
-                ))
-        }
+        for try await row in rows { jobs.append(try jobStatus(row)) }
         return jobs
+    }
+
+    /// A job's status from the first eleven columns of `row`: id, app_id, state, target_kind, targeted, sent,
+    /// pruned, failed, expired, retried, error.
+    static func jobStatus(_ row: PostgresRow) throws -> JobStatus {
+        let cells = row.makeRandomAccess()
+        func count(_ index: Int) throws -> Int { Int(try cells[index].decode(Int64.self)) }
+        return JobStatus(
+            id: try cells[0].decode(String.self),
+            app: try cells[1].decode(String.self),
+            state: JobState(rawValue: try cells[2].decode(String.self)) ?? .failed,
+            targetKind: try cells[3].decode(String.self),
+            counters: JobCounters(
+                targeted: try count(4), sent: try count(5), pruned: try count(6), failed: try count(7),
+                expired: try count(8), retried: try count(9)
+            ),
+            error: try cells[10].decode(String?.self)
+        )
     }
 }

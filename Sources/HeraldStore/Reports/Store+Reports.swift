@@ -118,26 +118,11 @@ extension Store {
             )
             var jobs: [JobSummary] = []
             for try await row in rows {
-                let (id, app, state, kind, targeted, sent, pruned, failed, expired, retried, error, created, finished) =
-                    try row.decode(
-                        (
-                            String, String, String, String, Int64, Int64, Int64, Int64, Int64, Int64, String?, Int64,
-                            Int64?
-                        )
-                        .self
-                    )
-                let status = JobStatus(
-                    id: id,
-                    app: app,
-                    state: JobState(rawValue: state) ?? .failed,
-                    targetKind: kind,
-                    counters: JobCounters(
-                        targeted: Int(targeted), sent: Int(sent), pruned: Int(pruned), failed: Int(failed),
-                        expired: Int(expired), retried: Int(retried)
-                    ),
-                    error: error
-                )
-                jobs.append(JobSummary(status: status, createdAt: created, finishedAt: finished))
+                let cells = row.makeRandomAccess()
+                jobs.append(
+                    JobSummary(
+                        status: try Self.jobStatus(row), createdAt: try cells[11].decode(Int64.self),
+                        finishedAt: try cells[12].decode(Int64?.self)))
             }
             return jobs
         }
