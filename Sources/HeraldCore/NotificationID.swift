@@ -16,38 +16,34 @@ public struct NotificationID: Sendable {
 
     public init(app: String, job: String) {
         var state = Self.bases
-        Self.mix(app.utf8, into: &state)
-        Self.mix(CollectionOfOne(0), into: &state)
-        Self.mix(job.utf8, into: &state)
-        Self.mix(CollectionOfOne(0), into: &state)
+        // A NUL after each keeps ("ab", "c") apart from ("a", "bc").
+        Self.mix(app, into: &state)
+        Self.mix(byte: 0, into: &state)
+        Self.mix(job, into: &state)
+        Self.mix(byte: 0, into: &state)
         prefix = state
     }
 
     /// The id of the notification to `token`.
     public func id(for token: DeviceToken) -> APNSID {
         var state = prefix
-        Self.mix(token.hex.utf8, into: &state)
+        Self.mix(token.hex, into: &state)
         // Version 8 in the high nibble of the 7th byte, variant 10 in the top bits of the 9th.
         return APNSID(
             high: (state.0 & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_8000,
             low: (state.1 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
     }
 
-    private static func mix(_ bytes: some Sequence<UInt8>, into state: inout (UInt64, UInt64)) {
-        // A native string's UTF-8 is contiguous: a loop over its buffer, not the view's iterator, once per
-        // notification.
-        let mixed: Void? = bytes.withContiguousStorageIfAvailable { buffer in
-            var (first, second) = state
-            for byte in buffer {
-                first = (first ^ UInt64(byte)) &* prime
-                second = (second ^ UInt64(byte)) &* prime
-            }
-            state = (first, second)
+    /// Mixes `text`'s UTF-8 (contiguous in a native string: one loop over its buffer per notification).
+    private static func mix(_ text: String, into state: inout (UInt64, UInt64)) {
+        var text = text
+        text.withUTF8 { buffer in
+            for byte in buffer { mix(byte: byte, into: &state) }
         }
-        guard mixed == nil else { return }
-        for byte in bytes {
-            state.0 = (state.0 ^ UInt64(byte)) &* prime
-            state.1 = (state.1 ^ UInt64(byte)) &* prime
-        }
+    }
+
+    private static func mix(byte: UInt8, into state: inout (UInt64, UInt64)) {
+        state.0 = (state.0 ^ UInt64(byte)) &* prime
+        state.1 = (state.1 ^ UInt64(byte)) &* prime
     }
 }

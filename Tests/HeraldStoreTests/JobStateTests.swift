@@ -18,21 +18,3 @@ import Testing
         }
     }
 }
-
-/// The small-job claim's existence check can only probe the primary key by id (schemas/013): a generic plan cached at a
-/// session's first claim, made while `jobs` was nearly empty, walked every job of the app per claimed id for the
-/// session's life. `QueryPlanTests` holds the probe's plan under worst-case statistics.
-@Suite struct ClaimPlanTests {
-    @Test func theClaimKeepsItsGenericPlanWithoutSequentialScans() async throws {
-        try await TemporaryDatabase.withMigratedStore { store, _ in
-            let rows = try await store.client.query(
-                """
-                SELECT unnest(proconfig) FROM pg_proc
-                WHERE proname = 'herald_claim_small_jobs' AND pronargs = 3
-                """, logger: Logger(label: "test"))
-            var settings: Set<String> = []
-            for try await setting in rows.decode(String.self) { settings.insert(setting) }
-            #expect(settings == ["enable_seqscan=off", "enable_bitmapscan=off", "plan_cache_mode=force_generic_plan"])
-        }
-    }
-}

@@ -55,12 +55,8 @@ struct BatchDeliverer: Sendable {
             throttle = perSecond
         }
 
-        var logger = self.logger
-        logger[metadataKey: "app"] = "\(batch.key.app)"
-        logger[metadataKey: "job"] = "\(batch.job)"
-        logger[metadataKey: "batch"] = "\(batch.seq).\(batch.attempt)"
         let job = try PreparedJob.decode(Array(spec.utf8)) { batch.job }
-        guard let app = configuration.apps.app(job.app), clients.client(for: job.app) != nil else {
+        guard let app = configuration.apps.app(job.app), let appClients = clients.clients(for: job.app) else {
             let stopped = try await stopJob(job, reason: "app \(job.app) is no longer in the apps file", batch: batch)
             return stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
         }
@@ -90,7 +86,7 @@ struct BatchDeliverer: Sendable {
         // Each device to the APNs environment it registered with, for an app that serves both; else all to one.
         var results: [DeviceResult] = []
         for (environment, share) in Self.byEnvironment(devices, app: app) {
-            guard let client = clients.client(for: job.app, environment: environment) else { continue }
+            let client = appClients.client(for: environment)
             let requests = makeRequests(for: share, job: job, bundleID: app.topic, badges: badges)
             results += try await send(
                 requests, job: job, client: client, throttle: throttle, publishedAt: publishedAt)

@@ -8,8 +8,20 @@ import NIOCore
 /// One `APNSClient` per app and environment it serves, built from the apps file at start-up so that a bad key or
 /// CA fails fast. A client connects when it first sends, so an environment without devices costs nothing.
 public final class APNSClients: Sendable {
-    private let clients: [String: [AppConfiguration.Environment: APNSClient]]
-    private let defaults: [String: AppConfiguration.Environment]
+    private let clients: [String: AppClients]
+
+    /// One app's clients: one per environment it serves.
+    struct AppClients: Sendable {
+        let byEnvironment: [AppConfiguration.Environment: APNSClient]
+        /// The client of the app's default environment (`AppConfiguration.environment`).
+        let standard: APNSClient
+
+        /// The client for `environment`; the default environment's for one the app does not serve (which
+        /// `AppConfiguration.environment(ofDevice:)` never names).
+        func client(for environment: AppConfiguration.Environment) -> APNSClient {
+            byEnvironment[environment] ?? standard
+        }
+    }
 
     /// Builds a client for every app. Relative paths are resolved against `directory`; a certificate app's
     /// passphrase is read from `environment` under the name its `passphrase_env` gives.
@@ -22,7 +34,7 @@ public final class APNSClients: Sendable {
         logger: Logger,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigurationError) {
-        var clients: [String: [AppConfiguration.Environment: APNSClient]] = [:]
+        var clients: [String: AppClients] = [:]
         for app in apps.apps {
             let authentication: APNSClientConfiguration.Authentication
             switch app.auth {
@@ -58,6 +70,7 @@ public final class APNSClients: Sendable {
             }
             // The same credentials for each environment: a token key signs for both, and a certificate is the
             // operator's to match to the environments listed.
+            var byEnvironment: [AppConfiguration.Environment: APNSClient] = [:]
             for environment in app.servedEnvironments {
                 let (host, port) = try app.resolvedEndpoint(for: environment)
                 let configuration = APNSClientConfiguration(
@@ -70,25 +83,28 @@ public final class APNSClients: Sendable {
                 var appLogger = logger
                 appLogger[metadataKey: "app"] = "\(app.id)"
                 if app.sendsPerDeviceEnvironment { appLogger[metadataKey: "environment"] = "\(environment.rawValue)" }
-                clients[app.id, default: [:]][environment] = APNSClient(
+                byEnvironment[environment] = APNSClient(
                     configuration: configuration, eventLoopGroup: eventLoopGroup, logger: appLogger)
             }
+            // `servedEnvironments` always includes `environment` (`AppsFile.parse`).
+            guard let standard = byEnvironment[app.environment] else {
+                throw ConfigurationError("app \(app.id): environments must include environment")
+            }
+            clients[app.id] = AppClients(byEnvironment: byEnvironment, standard: standard)
         }
         self.clients = clients
-        self.defaults = Dictionary(uniqueKeysWithValues: apps.apps.map { ($0.id, $0.environment) })
     }
 
-    /// The client for `app` in `environment` (nil: the app's default environment), if the app is configured and
-    /// serves that environment.
-    public func client(for app: String, environment: AppConfiguration.Environment? = nil) -> APNSClient? {
-        guard let environment = environment ?? defaults[app] else { return nil }
-        return clients[app]?[environment]
-    }
+    /// The clients of `app`, if the app is configured.
+    func clients(for app: String) -> AppClients? { clients[app] }
+
+    /// The client of `app`'s default environment, if the app is configured.
+    public func client(for app: String) -> APNSClient? { clients[app]?.standard }
 
     /// Shuts every client down.
     public func shutdown() async {
-        for byEnvironment in clients.values {
-            for client in byEnvironment.values { await client.shutdown() }
+        for app in clients.values {
+            for client in app.byEnvironment.values { await client.shutdown() }
         }
     }
 
