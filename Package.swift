@@ -266,7 +266,13 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
-        .testTarget(name: "HeraldWorkerTests", dependencies: ["HeraldWorker", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldWorkerTests",
+            dependencies: [
+                "HeraldWorker", "HeraldTestSupport",
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(name: "HeraldCommandLineTests", dependencies: ["HeraldCommandLine"]),
         .testTarget(name: "HeraldBenchTests", dependencies: ["HeraldBench", "HeraldTestSupport"]),
         .testTarget(name: "HeraldDemoTests", dependencies: ["HeraldDemo"]),

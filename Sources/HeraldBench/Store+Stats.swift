@@ -77,7 +77,7 @@ extension Store {
             let rows = try await client.query(
                 """
                 SELECT count(*)::bigint FROM jobs
-                WHERE app_id = \(app) AND id LIKE \(pattern) AND state IN ('done', 'failed', 'cancelled')
+                WHERE app_id = \(app) AND id LIKE \(pattern) AND herald_job_is_final(state)
                 """,
                 logger: logger
             )

@@ -157,8 +157,8 @@ import Testing
                 Self.check("herald_claim_small_jobs, statement \(index + 1)", plan, expected)
             }
             let expectations = [
-                "herald_write_small_jobs_v2": PlanExpectation(),
-                "herald_complete_small_jobs_v4": PlanExpectation(indexes: [PlanExpectation.job, ["batches_pkey"]]),
+                "herald_write_small_jobs_v3": PlanExpectation(),
+                "herald_complete_small_jobs_v5": PlanExpectation(indexes: [PlanExpectation.job, ["batches_pkey"]]),
             ]
             for (name, sql) in Store.smallJobStatements {
                 let expected = try #require(expectations[name], "a new small-job statement: add its expected plan")

@@ -293,8 +293,8 @@ extension Store {
         """
     }
 
-    /// `complete` and `finishPlanning`: finishes the jobs that are running, fully planned and without a pending
-    /// batch.
+    /// `complete` and `finishPlanning`: finishes the jobs `herald_job_completes` (schemas/014) says are done, with
+    /// a pending batch (or a small job's batch that has no row yet) as their work left.
     package static func finishIfCompleteQuery(jobs: [JobKey]) -> PostgresQuery {
         let apps = jobs.map(\.app)
         let ids = jobs.map(\.id)
@@ -313,10 +313,11 @@ extension Store {
                 WHERE EXISTS (SELECT 1 FROM batches b WHERE b.app_id = w.app_id AND b.job_id = w.id))
             UPDATE jobs j SET state = 'done', finished_at = now()
             FROM wanted w
-            WHERE j.app_id = w.app_id AND j.id = w.id AND j.state = 'running' AND j.planned
-              AND (j.app_id, j.id) NOT IN (SELECT app_id, id FROM still_pending)
-              -- a small job started in a group has a batch but no batch row: only its own completion finishes it
-              AND (j.batches = 0 OR (j.app_id, j.id) IN (SELECT app_id, id FROM with_batch_rows))
+            WHERE j.app_id = w.app_id AND j.id = w.id
+              AND herald_job_completes(j.state, j.planned,
+                  (j.app_id, j.id) IN (SELECT app_id, id FROM still_pending)
+                  -- a small job started in a group has a batch but no batch row: only its own completion ends it
+                  OR (j.batches > 0 AND (j.app_id, j.id) NOT IN (SELECT app_id, id FROM with_batch_rows)))
             RETURNING j.app_id, j.id, j.state
             """
     }

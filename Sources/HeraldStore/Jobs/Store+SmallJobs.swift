@@ -199,16 +199,19 @@ extension Store {
 /// `Store.claimSmallJobs`: the group's rows, each new or taking over the row the API enqueued (a cancel that came
 /// first keeps its state).
 private struct WriteSmallJobs: PostgresPreparedStatement {
-    static let name = "herald_write_small_jobs_v2"
+    static let name = "herald_write_small_jobs_v3"
+    // Each job is running, fully planned, and its one batch has work left when it had something beyond counts to
+    // write (`SmallJobRow.done` is nil): `herald_job_completes` (schemas/014) says whether it is done.
     static let sql = """
         INSERT INTO jobs AS j (id, app_id, state, target_kind, spec, published_at, started_at, finished_at, planned,
                                batches, plan_cursor, targeted, sent, failed, expired, retried)
-        SELECT i.id, i.app, CASE WHEN i.done THEN 'done' ELSE 'running' END, 'tokens', nullif(i.spec, '')::jsonb,
-               to_timestamp(i.published / 1000.0), now(), CASE WHEN i.done THEN clock_timestamp() END, true, 1,
+        SELECT i.id, i.app, CASE WHEN i.completes THEN 'done' ELSE 'running' END, 'tokens', nullif(i.spec, '')::jsonb,
+               to_timestamp(i.published / 1000.0), now(), CASE WHEN i.completes THEN clock_timestamp() END, true, 1,
                i.cursor, i.targeted, i.sent, i.failed, i.expired, i.retried
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::boolean[], $7::bigint[],
-                    $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
-            AS i(id, app, spec, published, cursor, done, targeted, sent, failed, expired, retried)
+        FROM (SELECT u.*, herald_job_completes('running', true, NOT u.done) AS completes
+              FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::boolean[], $7::bigint[],
+                          $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
+                  AS u(id, app, spec, published, cursor, done, targeted, sent, failed, expired, retried)) AS i
         ON CONFLICT (app_id, id) DO UPDATE SET state = EXCLUDED.state, started_at = EXCLUDED.started_at,
             finished_at = EXCLUDED.finished_at, planned = true, batches = 1, plan_cursor = EXCLUDED.plan_cursor,
             targeted = EXCLUDED.targeted, sent = EXCLUDED.sent, failed = EXCLUDED.failed, expired = EXCLUDED.expired,
@@ -245,14 +248,14 @@ private struct WriteSmallJobs: PostgresPreparedStatement {
 /// unless the job is already done or has batch rows (a redelivery took the one-by-one path). Returns the jobs it
 /// wrote, with their state afterwards.
 private struct CompleteSmallJobs: PostgresPreparedStatement {
-    static let name = "herald_complete_small_jobs_v4"
+    static let name = "herald_complete_small_jobs_v5"
     // Driven from the group's rows: one primary-key probe of jobs (and of batches, for the anti-join) per job.
     // An earlier form also had `j.id = ANY($1)`; the planner, estimating that almost no job is running, then took
     // the jobs found that way as the outer side of a nested loop and scanned the whole unnest for each of them:
     // quadratic in the group, about 80 µs a job for a group of 256.
     static let sql = """
-        UPDATE jobs j SET state = CASE WHEN j.state = 'running' THEN 'done' ELSE j.state END,
-            finished_at = CASE WHEN j.state = 'running' THEN now() ELSE j.finished_at END,
+        UPDATE jobs j SET state = CASE WHEN herald_job_completes(j.state, j.planned, false) THEN 'done' ELSE j.state END,
+            finished_at = CASE WHEN herald_job_completes(j.state, j.planned, false) THEN now() ELSE j.finished_at END,
             targeted = j.targeted + i.targeted, sent = j.sent + i.sent, failed = j.failed + i.failed,
             expired = j.expired + i.expired, retried = j.retried + i.retried
         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])

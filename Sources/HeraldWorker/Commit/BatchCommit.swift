@@ -8,8 +8,8 @@ import RabbitMQ
 
 /// Commit: carries out a batch's settlement plan — the retry batch published or the devices parked, the plan added
 /// to the write-back — then writes the write-back and the batch's completion in one transaction
-/// (`Store.complete`, which also decides whether the job is done). Small-job groups commit through
-/// `Store.claimSmallJobs` and `Store.completeSmallJobs` (`SmallJobGroups`).
+/// (`Store.complete`, where `herald_job_completes` decides whether the job is done). Small-job groups commit
+/// through `GroupCommit`, and their exceptions through `Store.completeSmallJobs` and this same `Store.complete`.
 extension BatchDeliverer {
     /// Settles a batch's results: asks the prune breaker (reading the job's counts when `prior` is given and the
     /// batch has a suspect answer), plans (`Settlement`), publishes the retry batch or parks the devices, adds the

@@ -4,45 +4,58 @@ import HeraldStore
 import Logging
 import RabbitMQ
 
+/// What a group of small jobs needs of the database: the claim that sends inside it and writes the group's rows,
+/// and the write of rows a claim could not make (the `Store`; a fake in tests).
+protocol SmallJobClaiming: Sendable {
+    func claimSmallJobs<Value: Sendable>(
+        _ jobs: [JobKey],
+        deliver: @escaping @Sendable (Set<JobKey>) async throws -> (Value, [SmallJobRow])
+    ) async throws -> SmallJobClaim<Value>
+    func writeSmallJobs(_ rows: [SmallJobRow]) async throws
+}
+
+extension Store: SmallJobClaiming {}
+
 /// Commit for small-job groups: the group is claimed, sent and its rows written in one transaction
 /// (`Store.claimSmallJobs`, whose claim holds each job's lock while its notifications are out, so that concurrent
-/// copies of a job send once), then the exceptions are finished and every message acknowledged.
-extension JobConsumer {
+/// copies of a job send once; decision 0011), then the exceptions are finished and every message acknowledged.
+///
+/// Once the group was sent, nothing sends it again: rows the claim's transaction could not write are written
+/// afterwards (held through an outage), and what still fails is parked with its reason.
+struct GroupCommit: Sendable {
+    typealias Item = SmallJobQueue.Item
+
+    let store: any SmallJobClaiming
+    let outages: OutageWaiter
+    let logger: Logger
+    /// Sends the jobs claimed and settles their answers (`BatchDeliverer.sendSmallJobs`); touches no database.
+    let send: @Sendable ([Item]) async throws -> BatchDeliverer.SentSmallJobs
+    /// Finishes what the send left running, once the rows are committed (`BatchDeliverer.finishSmallJobs`).
+    let finish: @Sendable (BatchDeliverer.SentSmallJobs) async throws -> [JobKey: BatchDeliverer.Outcome]
+    /// Acknowledges the messages of the jobs written, in delivery order.
+    let acknowledge: @Sendable ([AMQPDelivery]) async -> Void
+    /// Ends the message of a job that failed (`JobConsumer.fail`: parked with the reason).
+    let fail: @Sendable (Item, any Error) async -> Void
+    /// The one-by-one path (`JobConsumer.process`), for the jobs the group did not claim.
+    let oneByOne: @Sendable (Item) async -> Void
+    var onJobHandled: (@Sendable (JobEvent) -> Void)? = nil
+
     /// Delivers a group of small jobs: claims the new ones, sends them all and writes each one's row once, in one
-    /// transaction (`Store.claimSmallJobs`); finishes the exceptions; then acknowledges each. Ids that exist
-    /// already take the one-by-one path, after the group.
-    ///
-    /// Once the group was sent, nothing sends it again: rows the claim's transaction could not write are written
-    /// afterwards (held through an outage), and what still fails is parked with its reason.
-    func deliver(_ group: [SmallJobQueue.Item], consumer: AMQPConsumer) async {
-        var rest: [SmallJobQueue.Item] = []
+    /// transaction; finishes the exceptions; then acknowledges each. Ids that exist already (or that another group
+    /// holds), and a second copy of an id in the same group, take the one-by-one path after the group.
+    func deliver(_ group: [Item]) async {
+        let rest: [Item]
         let claim: SmallJobClaim<SentGroup>
         do {
-            claim = try await store.claimSmallJobs(group.map(\.job.key)) { claimed in
-                // A claimed job is delivered here once; a second message with the same app and id waits for the
-                // one-by-one path.
-                var fast: [SmallJobQueue.Item] = []
-                var others: [SmallJobQueue.Item] = []
-                var taken = Set<JobKey>()
-                for item in group {
-                    let key = item.job.key
-                    if claimed.contains(key) && taken.insert(key).inserted {
-                        fast.append(item)
-                    } else {
-                        others.append(item)
-                    }
-                }
+            claim = try await store.claimSmallJobs(group.map(\.job.key)) { [send] claimed in
+                let (fast, others) = Self.split(group, claimed: claimed)
                 guard !fast.isEmpty else { return (SentGroup(fast: fast, others: others), []) }
-                let sent = try await deliverer.sendSmallJobs(fast)
+                let sent = try await send(fast)
                 return (SentGroup(fast: fast, others: others, sent: sent), sent.rows)
             }
         } catch {
             // Sending failed part-way (a retry batch could not be published): what was sent is not sent again.
-            for item in group {
-                await fail(
-                    item.delivery, job: item.job, error: SentButNotSettled(underlying: error), consumer: consumer,
-                    logger: logger)
-            }
+            for item in group { await fail(item, SentButNotSettled(underlying: error)) }
             return
         }
         switch claim {
@@ -53,43 +66,51 @@ extension JobConsumer {
             rest = group
         case .delivered(let group):
             rest = group.others
-            await settle(group, consumer: consumer)
+            await settle(group)
         case .deliveredNotWritten(let group, let rows, let error):
             rest = group.others
             logger.warning(
                 "a sent group's rows were not written, writing them again", metadata: ["error": "\(error)"])
-            let parked = await writeAlone(rows, of: group.fast, consumer: consumer)
+            let parked = await writeAlone(rows, of: group.fast)
             var written = group
             written.fast.removeAll { parked.contains($0.job.id) }
             written.sent.rows.removeAll { parked.contains($0.id) }
             written.sent.continuing.removeAll { parked.contains($0.key.job) }
-            await settle(written, consumer: consumer)
+            await settle(written)
         }
         // Duplicates, ids the API enqueued and redeliveries: the one-by-one path knows about each.
         await withDiscardingTaskGroup { tasks in
-            for item in rest {
-                tasks.addTask {
-                    var logger = self.logger
-                    logger[metadataKey: "job"] = "\(item.job.id)"
-                    await process(item, consumer: consumer, logger: logger)
-                }
+            for item in rest { tasks.addTask { await oneByOne(item) } }
+        }
+    }
+
+    /// The group's items this group delivers (claimed, first copy of each id) and the others, each in order.
+    static func split(_ group: [Item], claimed: Set<JobKey>) -> (fast: [Item], others: [Item]) {
+        var fast: [Item] = []
+        var others: [Item] = []
+        var taken = Set<JobKey>()
+        for item in group {
+            let key = item.job.key
+            if claimed.contains(key) && taken.insert(key).inserted {
+                fast.append(item)
+            } else {
+                others.append(item)
             }
         }
+        return (fast, others)
     }
 
     /// A claimed group: the jobs it sent, those left to the one-by-one path, and what was sent.
     struct SentGroup: Sendable {
-        var fast: [SmallJobQueue.Item]
-        var others: [SmallJobQueue.Item]
+        var fast: [Item]
+        var others: [Item]
         var sent = BatchDeliverer.SentSmallJobs()
     }
 
     /// Writes the rows of a sent group outside its claim (the claim's transaction rolled back): all in one
     /// statement, held through an outage; if that fails for good, row by row, so that only the job whose row is
     /// refused is parked. Returns the ids parked.
-    private func writeAlone(_ rows: [SmallJobRow], of items: [SmallJobQueue.Item], consumer: AMQPConsumer) async
-        -> Set<String>
-    {
+    private func writeAlone(_ rows: [SmallJobRow], of items: [Item]) async -> Set<String> {
         do {
             try await outages.untilDone("writing a sent group") { try await store.writeSmallJobs(rows) }
             return []
@@ -103,9 +124,7 @@ extension JobConsumer {
             } catch {
                 parked.insert(row.id)
                 for item in items where item.job.id == row.id {
-                    await fail(
-                        item.delivery, job: item.job, error: SentButNotSettled(underlying: error), consumer: consumer,
-                        logger: logger)
+                    await fail(item, SentButNotSettled(underlying: error))
                 }
             }
         }
@@ -113,27 +132,48 @@ extension JobConsumer {
     }
 
     /// Finishes a sent group whose rows are written (dead tokens, failures, retries, stops) and acknowledges it.
-    private func settle(_ group: SentGroup, consumer: AMQPConsumer) async {
+    private func settle(_ group: SentGroup) async {
         let outcomes: [JobKey: BatchDeliverer.Outcome]
         do {
-            outcomes = try await outages.untilDone("finishing a group of small jobs") {
-                try await deliverer.finishSmallJobs(group.sent)
-            }
+            outcomes = try await outages.untilDone("finishing a group of small jobs") { try await finish(group.sent) }
         } catch {
-            for item in group.fast {
-                await fail(
-                    item.delivery, job: item.job, error: SentButNotSettled(underlying: error), consumer: consumer,
-                    logger: logger)
-            }
+            for item in group.fast { await fail(item, SentButNotSettled(underlying: error)) }
             return
         }
-        try? await consumer.ack(group.fast.lazy.map(\.delivery))
-        if let onJobHandled = configuration.onJobHandled {
+        await acknowledge(group.fast.map(\.delivery))
+        if let onJobHandled {
             for item in group.fast {
                 if case .completed(let finished?) = outcomes[item.job.key] {
                     onJobHandled(.finished(app: item.job.app, id: item.job.id, state: finished))
                 }
             }
         }
+    }
+}
+
+extension JobConsumer {
+    /// Delivers a group of small jobs through `GroupCommit`, acknowledging and failing on `consumer`.
+    func deliver(_ group: [SmallJobQueue.Item], consumer: AMQPConsumer) async {
+        await groupCommit(consumer: consumer).deliver(group)
+    }
+
+    func groupCommit(consumer: AMQPConsumer) -> GroupCommit {
+        GroupCommit(
+            store: store,
+            outages: outages,
+            logger: logger,
+            send: { [deliverer] in try await deliverer.sendSmallJobs($0) },
+            finish: { [deliverer] in try await deliverer.finishSmallJobs($0) },
+            acknowledge: { try? await consumer.ack($0) },
+            fail: { item, error in
+                await fail(item.delivery, job: item.job, error: error, consumer: consumer, logger: logger)
+            },
+            oneByOne: { item in
+                var logger = self.logger
+                logger[metadataKey: "job"] = "\(item.job.id)"
+                await process(item, consumer: consumer, logger: logger)
+            },
+            onJobHandled: configuration.onJobHandled
+        )
     }
 }

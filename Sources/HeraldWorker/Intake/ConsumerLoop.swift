@@ -3,6 +3,14 @@ import Logging
 import RabbitMQ
 import ServiceLifecycle
 
+/// A queue's deliveries as they arrive, until it is cancelled: an `AMQPConsumer`, or a fake in tests.
+protocol DeliveryStream: AsyncSequence<AMQPDelivery, AMQPError>, Sendable {
+    /// Asks the broker to stop delivering: the sequence ends once the deliveries already sent are handed over.
+    func cancel() async throws(AMQPError)
+}
+
+extension AMQPConsumer: DeliveryStream {}
+
 /// Consumes a queue with bounded concurrency (prefetch bounds what the broker hands over, so the task group is
 /// bounded too) until graceful shutdown: then it cancels the consumer, lets the deliveries in hand finish and
 /// returns.
@@ -26,6 +34,17 @@ enum ConsumerLoop {
     ) async throws {
         let consumer = try await connection.consume(queue: queue, prefetch: prefetch)
         logger.info("consuming", metadata: ["queue": "\(queue)"])
+        try await run(consumer, executor: executor, accept: accept)
+        logger.info("consumer stopped", metadata: ["queue": "\(queue)"])
+    }
+
+    /// Runs `consumer` to its end: on graceful shutdown it is cancelled, and this returns once every piece of work
+    /// started for a delivery has finished (the drain).
+    static func run<Consumer: DeliveryStream>(
+        _ consumer: Consumer,
+        executor: (any TaskExecutor)? = nil,
+        accept: @escaping @Sendable (AMQPDelivery, Consumer) -> Work?
+    ) async throws {
         try await withGracefulShutdownHandler {
             // The loop and every task it starts (task groups inherit the preference, unstructured tasks that ask for
             // it get it too) run on `executor`, if given.
@@ -39,6 +58,5 @@ enum ConsumerLoop {
         } onGracefulShutdown: {
             Task { try? await consumer.cancel() }
         }
-        logger.info("consumer stopped", metadata: ["queue": "\(queue)"])
     }
 }
