@@ -21,7 +21,9 @@ import Testing
             self.onCancel = onCancel
         }
 
-        func send(_ tag: UInt64) { continuation.yield(AMQPDelivery(body: [], deliveryTag: tag, routingKey: "herald.jobs")) }
+        func send(_ tag: UInt64) {
+            continuation.yield(AMQPDelivery(body: [], deliveryTag: tag, routingKey: "herald.jobs"))
+        }
 
         func cancel() async throws(AMQPError) {
             onCancel()

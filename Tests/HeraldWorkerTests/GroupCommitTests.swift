@@ -119,11 +119,13 @@ import Testing
 
     /// A small job's queue item; its message's body is its id, so that acknowledgements can be told apart.
     static func item(_ id: String, tag: UInt64 = 1) throws -> SmallJobQueue.Item {
-        let spec = #"{"id":"\#(id)","app":"a","target":{"tokens":["\#(String(repeating: "ab", count: 32))"]},"#
+        let spec =
+            #"{"id":"\#(id)","app":"a","target":{"tokens":["\#(String(repeating: "ab", count: 32))"]},"#
             + #""notification":{"aps":{"alert":"hi"}}}"#
         let job = try PreparedJob.decode(Array(spec.utf8)) { id }
         return SmallJobQueue.Item(
-            delivery: AMQPDelivery(body: Array(id.utf8), deliveryTag: tag, routingKey: "herald.jobs"), job: job, spec: spec)
+            delivery: AMQPDelivery(body: Array(id.utf8), deliveryTag: tag, routingKey: "herald.jobs"), job: job,
+            spec: spec)
     }
 
     @Test func aClaimedGroupIsSentOnceWrittenAndAcknowledgedAndTheRestGoOneByOne() async throws {
