@@ -15,8 +15,10 @@ extension Store {
     ///
     /// While `body` runs longer than `stallCheckInterval`, the database is pinged at that interval. If a ping
     /// failed while `body` ran, and pings have answered again for `stallGrace` with `body` still running, `body`
-    /// is abandoned (left to finish or hang on its own) and a transient `StoreError` is thrown, which the worker
-    /// treats like any other lost connection. A statement that runs long without an outage is never abandoned.
+    /// is abandoned (its task cancelled, and left to finish or hang on its own) and a transient `StoreError` is
+    /// thrown, which the worker treats like any other lost connection. A statement that runs long without an outage
+    /// is never abandoned. A body that does more than run statements checks for cancellation before each step that
+    /// must not happen once its caller has moved on.
     func abandoningIfStalled<T: Sendable>(
         _ what: String, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
@@ -25,7 +27,7 @@ extension Store {
             try await withCheckedThrowingContinuation { continuation in
                 outcome.start(continuation)
                 // Where the caller prefers to run: the body's decoding and bookkeeping are the caller's work.
-                Task(executorPreference: ExecutorPreference.current) {
+                let work = Task(executorPreference: ExecutorPreference.current) {
                     do { outcome.finish(.success(try await body())) } catch { outcome.finish(.failure(error)) }
                 }
                 let watchdog = Task { [self] in
@@ -48,6 +50,7 @@ extension Store {
                                 metadata: ["operation": "\(what)"])
                             outcome.finish(
                                 .failure(StoreError(.queryFailed, "\(what) failed: the connection was lost under it")))
+                            work.cancel()
                             return
                         }
                     }

@@ -70,7 +70,9 @@ extension Store {
                         progress.update { $0.claimFailure = Self.storeError(error, what: "claiming small jobs") }
                         throw error
                     }
-                    progress.update { $0.sending = true }
+                    // Once the caller gave up on the claim (a stall abandoned it), it takes the jobs one by one:
+                    // this claim must not send them too.
+                    guard progress.startSending() else { throw CancellationError() }
                     let (value, rows) = try await deliver(claimed)
                     progress.update { $0.delivered = (value, rows) }
                     guard !rows.isEmpty else { return value }
@@ -84,7 +86,7 @@ extension Store {
             }
             return .delivered(value)
         } catch {
-            let state = progress.state
+            let state = progress.giveUp()
             if let claimFailure = state.claimFailure { return .notClaimed(claimFailure) }
             if let (value, rows) = state.delivered {
                 return .deliveredNotWritten(value, rows, Self.storeError(error, what: "writing small jobs"))
@@ -296,11 +298,29 @@ private final class ClaimProgress<Value: Sendable>: Sendable {
         var claimFailure: StoreError?
         var sending = false
         var delivered: (Value, [SmallJobRow])?
+        /// The caller has given up on the claim: it does not send any more.
+        var givenUp = false
     }
 
     private let mutex = Mutex(State())
 
-    var state: State { mutex.withLock { $0 } }
-
     func update(_ change: (inout State) -> Void) { mutex.withLock { change(&$0) } }
+
+    /// Before sending: false if the caller has given up on the claim already (then nothing is sent).
+    func startSending() -> Bool {
+        mutex.withLock { state in
+            guard !state.givenUp else { return false }
+            state.sending = true
+            return true
+        }
+    }
+
+    /// When the claim failed, or was abandoned: what it got to. From now on it does not start sending, so a claim
+    /// that had not started is safe to take one by one.
+    func giveUp() -> State {
+        mutex.withLock { state in
+            state.givenUp = true
+            return state
+        }
+    }
 }
