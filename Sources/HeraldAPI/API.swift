@@ -14,6 +14,8 @@ public struct API: Sendable {
     public let configuration: APIConfiguration
     public let store: Store
     public let producer: Producer
+    /// The API keys' rate limits in this process.
+    let limiter = KeyRateLimiter()
 
     public init(configuration: APIConfiguration, store: Store, producer: Producer) {
         self.configuration = configuration
@@ -37,7 +39,7 @@ public struct API: Sendable {
                 return ["postgres": database, "amqp": broker]
             }
         )
-        let v1 = router.group("v1").add(middleware: APIKeyAuthenticator(store: store))
+        let v1 = router.group("v1").add(middleware: APIKeyAuthenticator(store: store, limiter: limiter))
         DeviceRoutes(api: self).add(to: v1)
         NotificationRoutes(api: self).add(to: v1)
         JobRoutes(api: self).add(to: v1)

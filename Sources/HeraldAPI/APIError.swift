@@ -1,4 +1,5 @@
 import Foundation
+import HeraldStore
 import Hummingbird
 import NIOCore
 
@@ -9,11 +10,14 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     /// A stable, machine-readable code such as `invalid_token` or `body_too_large`.
     public var code: String
     public var message: String
+    /// Whole seconds after which the request may succeed (`Retry-After`), for a 429.
+    public var retryAfter: Int?
 
-    public init(_ status: HTTPResponse.Status, code: String, _ message: String) {
+    public init(_ status: HTTPResponse.Status, code: String, _ message: String, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     public var description: String { "\(status.code) \(code): \(message)" }
@@ -33,12 +37,20 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="herald""# }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     static func unauthorized(_ message: String) -> APIError { APIError(.unauthorized, code: "unauthorized", message) }
     static func forbidden() -> APIError {
         APIError(.forbidden, code: "forbidden", "the API key does not belong to this app")
+    }
+    static func missingScope(_ scope: APIScope, has scopes: Set<APIScope>) -> APIError {
+        let held = scopes.sorted().map(\.rawValue).joined(separator: ", ")
+        return APIError(
+            .forbidden, code: "scope_missing",
+            "this route needs an API key with the \(scope.rawValue) scope; this key has \(held) "
+                + "(herald keys create --app APP --scope \(scope.rawValue))")
     }
     static func notFound(_ message: String) -> APIError { APIError(.notFound, code: "not_found", message) }
     static func badRequest(_ code: String, _ message: String) -> APIError { APIError(.badRequest, code: code, message) }

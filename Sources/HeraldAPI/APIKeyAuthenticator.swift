@@ -1,11 +1,14 @@
 import HeraldStore
 import Hummingbird
+import Synchronization
 
-/// Checks `Authorization: Bearer <key>` against the stored key hashes and records the key's app in the context.
-/// A missing or unknown key is a 401; whether the app matches the route is each route's check (403).
+/// Checks `Authorization: Bearer <key>` against the stored key hashes, holds the key to its rate limit, and
+/// records the key in the context. A missing or unknown key is a 401, a key over its rate a 429 with
+/// `Retry-After`; whether the key's app and scopes allow the route is each route's check (403).
 struct APIKeyAuthenticator: RouterMiddleware {
     typealias Context = APIRequestContext
     let store: Store
+    let limiter: KeyRateLimiter
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -17,16 +20,50 @@ struct APIKeyAuthenticator: RouterMiddleware {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw APIError.unauthorized("the Authorization header must be Bearer <key>")
         }
-        let key = parts[1].trimmingSpaces()
-        guard !key.isEmpty, key.utf8.count <= 256,
-            let app = try await store.app(forAPIKeyHash: APIKey.hash(String(key)))
+        let secret = parts[1].trimmingSpaces()
+        guard !secret.isEmpty, secret.utf8.count <= 256,
+            let key = try await store.apiKey(forHash: APIKey.hash(String(secret)))
         else {
             throw APIError.unauthorized("invalid API key")
         }
+        if let perSecond = key.requestsPerSecond, let wait = limiter.take(key: key.id, perSecond: perSecond) {
+            throw APIError(
+                .tooManyRequests, code: "rate_limited",
+                "this API key is limited to \(perSecond) requests a second; try again in \(wait) s",
+                retryAfter: wait)
+        }
         var context = context
-        context.authenticatedApp = app
-        context.logger[metadataKey: "app"] = "\(app)"
+        context.authenticatedKey = key
+        context.logger[metadataKey: "app"] = "\(key.app)"
         return try await next(request, context)
+    }
+}
+
+/// Each API key's rate limit in this process: a token bucket per key holding one second's worth of requests, so
+/// a key may burst up to its rate and is held to it over time.
+final class KeyRateLimiter: Sendable {
+    private struct Bucket {
+        var tokens: Double
+        var updated: ContinuousClock.Instant
+    }
+
+    private let buckets = Mutex<[Int64: Bucket]>([:])
+
+    /// Takes one request from the key's bucket. Returns nil if the request may go ahead, else the whole seconds
+    /// (at least 1) until it may.
+    func take(key: Int64, perSecond: Int, now: ContinuousClock.Instant = .now) -> Int? {
+        let rate = Double(max(1, perSecond))
+        return buckets.withLock { buckets in
+            var bucket = buckets[key] ?? Bucket(tokens: rate, updated: now)
+            let elapsed = bucket.updated.duration(to: now)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            bucket.tokens = min(rate, bucket.tokens + max(0, seconds) * rate)
+            bucket.updated = now
+            defer { buckets[key] = bucket }
+            guard bucket.tokens >= 1 else { return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up))) }
+            bucket.tokens -= 1
+            return nil
+        }
     }
 }
 

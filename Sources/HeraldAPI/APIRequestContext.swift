@@ -1,20 +1,32 @@
+import HeraldStore
 import Hummingbird
 import Logging
 
-/// The request context of the API: Hummingbird's core storage plus the app the caller's API key belongs to.
+/// The request context of the API: Hummingbird's core storage plus the API key the caller presented.
 public struct APIRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by `APIKeyAuthenticator` once the bearer key is checked.
-    public var authenticatedApp: String?
+    public var authenticatedKey: AuthenticatedKey?
 
     public init(source: Source) {
         self.coreContext = .init(source: source)
-        self.authenticatedApp = nil
+        self.authenticatedKey = nil
     }
 
-    /// The authenticated app, if it is `app`; otherwise the 401 or 403 to answer.
-    func requireApp(_ app: String) throws(APIError) {
-        guard let authenticatedApp else { throw APIError.unauthorized("missing API key") }
-        guard authenticatedApp == app else { throw APIError.forbidden() }
+    /// The app the caller's key belongs to.
+    public var authenticatedApp: String? { authenticatedKey?.app }
+
+    /// The caller's key, if it belongs to `app` and may act within `scope`; otherwise the 401 or 403 to answer.
+    func require(_ scope: APIScope, app: String) throws(APIError) -> AuthenticatedKey {
+        let key = try require(scope)
+        guard key.app == app else { throw APIError.forbidden() }
+        return key
+    }
+
+    /// The caller's key, if it may act within `scope` (for routes of the key's own app).
+    func require(_ scope: APIScope) throws(APIError) -> AuthenticatedKey {
+        guard let key = authenticatedKey else { throw APIError.unauthorized("missing API key") }
+        guard key.allows(scope) else { throw APIError.missingScope(scope, has: key.scopes) }
+        return key
     }
 }

@@ -16,10 +16,9 @@ struct DeviceRoutes: Sendable {
     /// Registers or refreshes a device; with `old_token`, replaces the device's previous token.
     @Sendable func register(_ request: Request, context: APIRequestContext) async throws -> Response {
         let app = try context.parameters.decoded("app")
-        try context.requireApp(app)
+        let key = try context.require(.register, app: app)
         let body = try await request.decodeJSON(RegistrationBody.self, limit: api.configuration.maximumBodySize)
-        let registration = try body.validated()
-        let result = try await api.store.register(registration, app: app)
+        let result = try await Self.register(try body.validated(), app: app, key: key, store: api.store)
         var view = DeviceView(result.device)
         view.created = result.created
         view.replaced = result.replaced
@@ -28,7 +27,7 @@ struct DeviceRoutes: Sendable {
 
     @Sendable func show(_ request: Request, context: APIRequestContext) async throws -> Response {
         let app = try context.parameters.decoded("app")
-        try context.requireApp(app)
+        _ = try context.require(.read, app: app)
         let token = try Self.token(try context.parameters.decoded("token"), field: "token")
         guard let device = try await api.store.device(app: app, token: token) else {
             throw APIError.notFound("no such device")
@@ -38,12 +37,27 @@ struct DeviceRoutes: Sendable {
 
     @Sendable func delete(_ request: Request, context: APIRequestContext) async throws -> Response {
         let app = try context.parameters.decoded("app")
-        try context.requireApp(app)
+        _ = try context.require(.admin, app: app)
         let token = try Self.token(try context.parameters.decoded("token"), field: "token")
         guard try await api.store.deleteDevice(app: app, token: token) else {
             throw APIError.notFound("no such device")
         }
         return Response(status: .noContent)
+    }
+
+    /// Registers with the caller's key: a key that may only register is limited to the devices it registered
+    /// itself, and is refused (403 `not_own_device`) any other.
+    static func register(_ registration: DeviceRegistration, app: String, key: AuthenticatedKey, store: Store)
+        async throws -> RegistrationResult
+    {
+        var registration = registration
+        if key.registersOnly { registration.registeredBy = key.id }
+        do {
+            return try await store.register(registration, app: app)
+        } catch {
+            guard error.code == .notOwnDevice else { throw error }
+            throw APIError(.forbidden, code: "not_own_device", error.message)
+        }
     }
 
     /// Parses a token, answering a 400 that names the rule (never the token).

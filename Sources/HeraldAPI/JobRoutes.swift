@@ -40,20 +40,20 @@ struct JobRoutes: Sendable {
         }
     }
 
-    /// The caller's app's job with the id in the path.
-    func ownedJob(_ context: APIRequestContext) async throws -> JobStatus {
-        guard let app = context.authenticatedApp else { throw APIError.unauthorized("missing API key") }
+    /// The caller's app's job with the id in the path, if the caller's key may act within `scope`.
+    func ownedJob(_ context: APIRequestContext, scope: APIScope) async throws -> JobStatus {
+        let app = try context.require(scope).app
         let id = try context.parameters.decoded("id")
         guard let job = try await api.store.job(app: app, id: id) else { throw APIError.notFound("no such job") }
         return job
     }
 
     @Sendable func show(_ request: Request, context: APIRequestContext) async throws -> Response {
-        try JSONResponse.make(JobView(try await ownedJob(context)))
+        try JSONResponse.make(JobView(try await ownedJob(context, scope: .read)))
     }
 
     @Sendable func cancel(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let job = try await ownedJob(context)
+        let job = try await ownedJob(context, scope: .send)
         guard let previous = try await api.store.cancelJob(job.key) else {
             let now = try await api.store.job(app: job.app, id: job.id)?.state ?? job.state
             throw APIError(.conflict, code: "job_finished", "the job is already \(now.rawValue)")
@@ -73,7 +73,7 @@ struct JobRoutes: Sendable {
         } catch {
             throw APIError.badRequest("invalid_job", "\(error)")
         }
-        try context.requireApp(app)
+        _ = try context.require(.admin, app: app)
         guard let job = try await api.store.job(app: app, id: id) else { throw APIError.notFound("no such job") }
         // A running job may prune again after the restore: restore once it has stopped (finished, failed by the
         // prune breaker, or cancelled).

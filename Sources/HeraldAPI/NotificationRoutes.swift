@@ -31,7 +31,7 @@ struct NotificationRoutes: Sendable {
 
     @Sendable func enqueue(_ request: Request, context: APIRequestContext) async throws -> Response {
         let app = try context.parameters.decoded("app")
-        try context.requireApp(app)
+        _ = try context.require(.send, app: app)
         let bytes = try await request.collectBody(limit: api.configuration.maximumBodySize)
         guard case .object(var object)? = try? JSONValue(json: bytes) else {
             throw APIError.badRequest("malformed_json", "the request body is not a JSON object")

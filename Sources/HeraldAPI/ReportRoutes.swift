@@ -15,7 +15,7 @@ struct ReportRoutes: Sendable {
 
     @Sendable func deadTokens(_ request: Request, context: APIRequestContext) async throws -> Response {
         let app = try context.parameters.decoded("app")
-        try context.requireApp(app)
+        _ = try context.require(.read, app: app)
         let query = request.uri.queryParameters
         let now = Date()
         let since: Int64

@@ -27,16 +27,42 @@ struct CreateKey: AsyncParsableCommand {
     @Option(help: "A note to tell keys apart (e.g. the service that uses it).")
     var label: String?
 
-    func run() async throws {
+    @Option(
+        name: .customLong("scope"),
+        help: """
+            What the key may do (repeat for several): register (add and refresh its own devices: the key to embed \
+            in an app), send (notifications; cancel jobs), read (devices, jobs, reports), admin (everything). \
+            Default: admin.
+            """)
+    var scopes: [String] = []
+
+    @Option(help: "The key's API rate limit, in requests a second in each API process (default: none).")
+    var requestsPerSecond: Int?
+
+    func validate() throws {
         guard !app.isEmpty else { throw ValidationError("--app must not be empty") }
+        for scope in scopes where APIScope(rawValue: scope) == nil {
+            throw ValidationError(
+                "--scope \(scope.prefix(40)) is not a scope; use register, send, read or admin")
+        }
+        if let requestsPerSecond, !(1...1_000_000).contains(requestsPerSecond) {
+            throw ValidationError("--requests-per-second must be between 1 and 1000000")
+        }
+    }
+
+    func run() async throws {
         let logger = services.makeLogger(label: "herald.keys")
         let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
         let key = APIKey.generate()
-        let (app, label) = (self.app, self.label)
+        let (app, label, rate) = (self.app, self.label, self.requestsPerSecond)
+        let scopes = scopes.isEmpty ? [.admin] : Set(scopes.compactMap(APIScope.init(rawValue:)))
         let id = try await withStore(database, logger: logger) { store in
-            try await store.createAPIKey(app: app, hash: APIKey.hash(key), prefix: APIKey.prefix(key), label: label)
+            try await store.createAPIKey(
+                app: app, hash: APIKey.hash(key), prefix: APIKey.prefix(key), label: label, scopes: scopes,
+                requestsPerSecond: rate)
         }
-        print("API key \(id) for app \(app) (shown once; only its hash is stored):")
+        let named = scopes.sorted().map(\.rawValue).joined(separator: ",")
+        print("API key \(id) for app \(app), scopes \(named) (shown once; only its hash is stored):")
         print(key)
     }
 }
@@ -57,11 +83,14 @@ struct ListKeys: AsyncParsableCommand {
         let keys = try await withStore(database, logger: logger) { store in try await store.apiKeys(app: app) }
         let rows = keys.map { key in
             [
-                String(key.id), key.app, key.prefix + "…", key.label ?? "",
+                String(key.id), key.app, key.prefix + "…", key.scopes.sorted().map(\.rawValue).joined(separator: ","),
+                key.requestsPerSecond.map { "\($0)/s" } ?? "", key.label ?? "",
                 RFC3339Milliseconds.format(key.createdAt / 1000), key.revoked ? "revoked" : "active",
             ]
         }
-        print(ReportRendering.table(["id", "app", "key", "label", "created", "status"], rows), terminator: "")
+        print(
+            ReportRendering.table(["id", "app", "key", "scopes", "rate", "label", "created", "status"], rows),
+            terminator: "")
     }
 }
 

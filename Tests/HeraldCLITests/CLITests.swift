@@ -44,6 +44,28 @@ import Testing
         }
     }
 
+    @Test func keysCreateStoresTheScopesAndRateGivenAndRefusesAnUnknownScope() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, database in
+            let url = HeraldBinary.databaseURL(database)
+            let made = try await HeraldBinary.run([
+                "keys", "create", "--app", Self.app, "--scope", "register", "--scope", "read",
+                "--requests-per-second", "5", "--database-url", url,
+            ])
+            #expect(made.status == 0, "\(made.stderr)")
+            #expect(made.stdout.contains("scopes register,read"))
+            let unknown = try await HeraldBinary.run([
+                "keys", "create", "--app", Self.app, "--scope", "broadcast", "--database-url", url,
+            ])
+            #expect(unknown.status != 0)
+            #expect(unknown.stderr.contains("--scope broadcast is not a scope; use register, send, read or admin"))
+            let keys = try await store.apiKeys(app: Self.app)
+            #expect(keys.map(\.scopes) == [[.register, .read]])
+            #expect(keys.first?.requestsPerSecond == 5)
+            let listed = try await HeraldBinary.run(["keys", "list", "--app", Self.app, "--database-url", url])
+            #expect(listed.stdout.contains("register,read") && listed.stdout.contains("5/s"))
+        }
+    }
+
     @Test func publishFromFlagsAndFromAFileSkipsBadLinesWithTheirNumbers() async throws {
         let logger = Logger(label: "test.cli")
         let prefix = TestServices.uniqueName("cli")

@@ -7,6 +7,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let migrationFailed = Code(rawValue: "migration_failed")
         public static let importFailed = Code(rawValue: "import_failed")
         public static let queryFailed = Code(rawValue: "query_failed")
+        /// A register-only API key tried to change a device it did not register.
+        public static let notOwnDevice = Code(rawValue: "not_own_device")
         public var description: String { rawValue }
     }
 

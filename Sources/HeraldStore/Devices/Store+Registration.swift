@@ -21,6 +21,9 @@ public struct DeviceRegistration: Sendable, Hashable {
     public var topics: FieldUpdate<[String]>
     /// `production` or `sandbox`.
     public var environment: FieldUpdate<String>
+    /// The register-only API key making this registration, if it is one: it may only add devices, refresh the ones
+    /// it registered itself and replace their tokens, and it is recorded on the device. Nil for any other caller.
+    public var registeredBy: Int64? = nil
 
     public init(
         token: DeviceToken,
@@ -70,26 +73,40 @@ public enum EnqueueResult: Sendable, Hashable {
 
 extension Store {
     /// Registers or refreshes a device: upsert, registration time now, badge reset. With an old token, the old row is
-    /// removed in the same transaction and its user, locale, topics and environment carried over unless given.
+    /// removed in the same transaction and its user, locale, topics, environment and registering key carried over
+    /// unless given.
+    ///
+    /// With `registration.registeredBy` (a register-only key), a device registered otherwise is refused, whether it
+    /// is the token or the old token: `StoreError.Code.notOwnDevice`, and nothing is written.
     public func register(_ registration: DeviceRegistration, app: String) async throws(StoreError) -> RegistrationResult
     {
-        try await run("registering a device") {
+        let key = registration.registeredBy
+        let restricted = key != nil
+        return try await run("registering a device") {
             try await client.withTransaction(logger: logger) { connection in
-                var old: (userID: String?, locale: String?, topics: [String], environment: String?)? = nil
+                var old: (userID: String?, locale: String?, topics: [String], environment: String?, key: Int64?)? = nil
                 if let oldToken = registration.oldToken, oldToken != registration.token {
                     let rows = try await connection.query(
                         """
-                        DELETE FROM devices WHERE app_id = \(app) AND token = \(oldToken.hex)
-                        RETURNING user_id, locale, topics, environment
+                        DELETE FROM devices
+                        WHERE app_id = \(app) AND token = \(oldToken.hex)
+                          AND (NOT \(restricted) OR registered_by = \(key))
+                        RETURNING user_id, locale, topics, environment, registered_by
                         """,
                         logger: logger
                     )
-                    for try await (user, locale, topics, environment) in rows.decode(
-                        (String?, String?, [String], String?).self
+                    for try await (user, locale, topics, environment, key) in rows.decode(
+                        (String?, String?, [String], String?, Int64?).self
                     ) {
-                        old = (user, locale, topics, environment)
+                        old = (user, locale, topics, environment, key)
+                    }
+                    if old == nil && restricted {
+                        let existing = try await connection.query(
+                            "SELECT 1 FROM devices WHERE app_id = \(app) AND token = \(oldToken.hex)", logger: logger)
+                        for try await _ in existing { throw Self.notOwnDevice("old_token") }
                     }
                 }
+                let registeredBy = key ?? old?.key
                 let replaced = old != nil
                 let user = Self.resolve(registration.userID, replaced: replaced, old: old?.userID)
                 let locale = Self.resolve(registration.locale, replaced: replaced, old: old?.locale)
@@ -98,15 +115,18 @@ extension Store {
                 let topicValues = topics.value ?? []
                 let rows = try await connection.query(
                     """
-                    INSERT INTO devices AS d (app_id, token, user_id, locale, topics, environment, registered_at, badge)
+                    INSERT INTO devices AS d (app_id, token, user_id, locale, topics, environment, registered_at, badge,
+                                              registered_by)
                     VALUES (\(app), \(registration.token.hex), \(user.value), \(locale.value), \(topicValues)::text[],
-                            \(environment.value), now(), 0)
+                            \(environment.value), now(), 0, \(registeredBy))
                     ON CONFLICT (app_id, token) DO UPDATE SET
                         user_id = CASE WHEN \(user.set) THEN EXCLUDED.user_id ELSE d.user_id END,
                         locale = CASE WHEN \(locale.set) THEN EXCLUDED.locale ELSE d.locale END,
                         topics = CASE WHEN \(topics.set) THEN EXCLUDED.topics ELSE d.topics END,
                         environment = CASE WHEN \(environment.set) THEN EXCLUDED.environment ELSE d.environment END,
-                        registered_at = now(), badge = 0
+                        registered_at = now(), badge = 0,
+                        registered_by = coalesce(EXCLUDED.registered_by, d.registered_by)
+                    WHERE NOT \(restricted) OR d.registered_by = \(key)
                     RETURNING token, user_id, locale, topics, environment,
                               (extract(epoch FROM registered_at) * 1000000)::bigint, badge, (xmax = 0)
                     """,
@@ -122,9 +142,20 @@ extension Store {
                     )
                     return RegistrationResult(device: device, created: created, replaced: replaced)
                 }
+                // The upsert's condition kept a register-only key off a device it did not register.
+                if restricted { throw Self.notOwnDevice("token") }
                 throw StoreError(.queryFailed, "registering a device returned no row")
             }
         }
+    }
+
+    /// The refusal of a register-only key's change to a device it did not register (`field` names the token).
+    private static func notOwnDevice(_ field: String) -> StoreError {
+        var error = StoreError(
+            .notOwnDevice,
+            "the device of \(field) was not registered with this key, and a register-only key changes only its own")
+        error.isTransient = false
+        return error
     }
 
     /// Whether to write a field and its value: given values win; a replaced device's values carry over.

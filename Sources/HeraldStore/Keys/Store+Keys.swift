@@ -1,6 +1,22 @@
 import Logging
 import PostgresNIO
 
+/// What an API key may do for its app. `admin` is every scope.
+public enum APIScope: String, Sendable, Hashable, CaseIterable, Comparable {
+    /// Add or refresh a device, and replace its old token: only devices this key registered itself.
+    case register
+    /// Send notifications, and cancel jobs.
+    case send
+    /// Read devices, jobs and reports.
+    case read
+    /// Everything, including deleting devices and restoring pruned ones.
+    case admin
+
+    public static func < (lhs: APIScope, rhs: APIScope) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
 /// An API key as the store holds it: never the key itself, only its SHA-256 and a short prefix to tell keys apart.
 public struct StoredAPIKey: Sendable, Hashable {
     public var id: Int64
@@ -10,17 +26,50 @@ public struct StoredAPIKey: Sendable, Hashable {
     /// Microseconds since 1970.
     public var createdAt: Int64
     public var revoked: Bool
+    public var scopes: Set<APIScope>
+    /// The key's rate limit in each API process; nil for none.
+    public var requestsPerSecond: Int?
+}
+
+/// The unrevoked key a request presented: whose it is and what it may do.
+public struct AuthenticatedKey: Sendable, Hashable {
+    public var id: Int64
+    public var app: String
+    public var scopes: Set<APIScope>
+    public var requestsPerSecond: Int?
+
+    public init(id: Int64, app: String, scopes: Set<APIScope>, requestsPerSecond: Int?) {
+        self.id = id
+        self.app = app
+        self.scopes = scopes
+        self.requestsPerSecond = requestsPerSecond
+    }
+
+    /// Whether the key may act within `scope` (an admin key may do everything).
+    public func allows(_ scope: APIScope) -> Bool { scopes.contains(scope) || scopes.contains(.admin) }
+
+    /// A key that may only register: limited to the devices it registered itself.
+    public var registersOnly: Bool { !scopes.contains(where: { $0 != .register }) }
 }
 
 extension Store {
-    /// Records a new key for `app` by its hash (lowercase hex SHA-256). Returns the key's id.
-    public func createAPIKey(app: String, hash: String, prefix: String, label: String?) async throws(StoreError)
-        -> Int64
-    {
-        try await run("creating an API key") {
+    /// Records a new key for `app` by its hash (lowercase hex SHA-256), with what it may do and its rate limit.
+    /// Returns the key's id.
+    public func createAPIKey(
+        app: String, hash: String, prefix: String, label: String?, scopes: Set<APIScope> = [.admin],
+        requestsPerSecond: Int? = nil
+    ) async throws(StoreError) -> Int64 {
+        guard !scopes.isEmpty else {
+            var error = StoreError(.queryFailed, "an API key needs at least one scope")
+            error.isTransient = false
+            throw error
+        }
+        let names = scopes.sorted().map(\.rawValue)
+        return try await run("creating an API key") {
             let rows = try await client.query(
                 """
-                INSERT INTO api_keys (app_id, key_hash, key_prefix, label) VALUES (\(app), \(hash), \(prefix), \(label))
+                INSERT INTO api_keys (app_id, key_hash, key_prefix, label, scopes, requests_per_second)
+                VALUES (\(app), \(hash), \(prefix), \(label), \(names)::text[], \(requestsPerSecond))
                 RETURNING id
                 """,
                 logger: logger
@@ -30,14 +79,21 @@ extension Store {
         }
     }
 
-    /// The app whose unrevoked key has this hash, if any.
-    public func app(forAPIKeyHash hash: String) async throws(StoreError) -> String? {
+    /// The unrevoked key with this hash, if any.
+    public func apiKey(forHash hash: String) async throws(StoreError) -> AuthenticatedKey? {
         try await run("checking an API key") {
             let rows = try await client.query(
-                "SELECT app_id FROM api_keys WHERE key_hash = \(hash) AND revoked_at IS NULL",
+                """
+                SELECT id, app_id, scopes, requests_per_second FROM api_keys
+                WHERE key_hash = \(hash) AND revoked_at IS NULL
+                """,
                 logger: logger
             )
-            for try await app in rows.decode(String.self) { return app }
+            for try await (id, app, scopes, rate) in rows.decode((Int64, String, [String], Int?).self) {
+                return AuthenticatedKey(
+                    id: id, app: app, scopes: Set(scopes.compactMap(APIScope.init(rawValue:))),
+                    requestsPerSecond: rate)
+            }
             return nil
         }
     }
@@ -48,17 +104,19 @@ extension Store {
             let rows = try await client.query(
                 """
                 SELECT id, app_id, key_prefix, label, (extract(epoch FROM created_at) * 1000000)::bigint,
-                       revoked_at IS NOT NULL
+                       revoked_at IS NOT NULL, scopes, requests_per_second
                 FROM api_keys WHERE (\(app)::text IS NULL OR app_id = \(app)) ORDER BY id
                 """,
                 logger: logger
             )
             var keys: [StoredAPIKey] = []
-            for try await (id, app, prefix, label, created, revoked) in rows.decode(
-                (Int64, String, String, String?, Int64, Bool).self
+            for try await (id, app, prefix, label, created, revoked, scopes, rate) in rows.decode(
+                (Int64, String, String, String?, Int64, Bool, [String], Int?).self
             ) {
                 keys.append(
-                    StoredAPIKey(id: id, app: app, prefix: prefix, label: label, createdAt: created, revoked: revoked))
+                    StoredAPIKey(
+                        id: id, app: app, prefix: prefix, label: label, createdAt: created, revoked: revoked,
+                        scopes: Set(scopes.compactMap(APIScope.init(rawValue:))), requestsPerSecond: rate))
             }
             return keys
         }
