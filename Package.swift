@@ -88,6 +88,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -256,7 +257,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
-        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldStoreTests",
+            dependencies: ["HeraldStore", "HeraldTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl")]
+        ),
         .testTarget(name: "HeraldMessagingTests", dependencies: ["HeraldMessaging", "RabbitMQ", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldOperationsTests",

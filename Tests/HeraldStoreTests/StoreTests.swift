@@ -381,7 +381,7 @@ import Testing
         #expect(configuration.host == "db.example")
         #expect(configuration.port == 6543)
         #expect(configuration.password == "s@cret")
-        #expect(configuration.requireTLS)
+        #expect(configuration.tlsMode == .require)
         #expect(!"\(configuration)".contains("cret"))
         #expect(throws: StoreError.self) { try DatabaseConfiguration(url: "mysql://x@y/z") }
         #expect(throws: StoreError.self) { try DatabaseConfiguration(url: "postgres://x@y") }

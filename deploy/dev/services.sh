@@ -271,8 +271,18 @@ pg_clear_stale_locks() {
     done
 }
 
+# PostgreSQL serves TLS too (for the sslmode tests) with the broker's dev certificate: "localhost" only, signed
+# by the dev CA (rmq_write_tls). The server wants its key owned by its own user and not readable by others.
+pg_write_tls() {
+    rmq_write_tls
+    install -m 0644 "$RMQ_TLS_DIR/server.pem" "$PG_DATA/herald-tls.pem"
+    install -m 0600 "$RMQ_TLS_DIR/server.key" "$PG_DATA/herald-tls.key"
+    if is_root; then chown "$SERVICE_USER:" "$PG_DATA/herald-tls.pem" "$PG_DATA/herald-tls.key"; fi
+}
+
 pg_write_config() {
     local sock=$1
+    pg_write_tls
     # Settings we own live in an include file rewritten on every `up`, so
     # changes here apply to existing data dirs too.
     cat >"$PG_DATA/herald-dev.conf" <<EOF
@@ -291,6 +301,9 @@ logging_collector = off
 log_line_prefix = '%m [%p] %q%u@%d '
 log_timezone = 'UTC'
 timezone = 'UTC'
+ssl = on
+ssl_cert_file = 'herald-tls.pem'
+ssl_key_file = 'herald-tls.key'
 EOF
     cat >"$PG_DATA/pg_hba.conf" <<'EOF'
 # Written by deploy/dev/services.sh on every 'up'; edits are overwritten.

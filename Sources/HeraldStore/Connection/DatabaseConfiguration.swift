@@ -1,5 +1,20 @@
 import Foundation
+import NIOSSL
 import PostgresNIO
+
+/// How a database connection uses TLS: the `sslmode` of the URL, for the modes libpq defines that never send in
+/// plain text once TLS is asked for. Herald never turns certificate checks off, so `require` checks the
+/// certificate as `verify-full` does (libpq's `require` checks it only when a root certificate is given).
+public enum DatabaseTLSMode: String, Sendable, CaseIterable {
+    /// Plain TCP: loopback and private networks.
+    case disable
+    /// TLS, with the server's certificate and host name checked (as `verify-full`).
+    case require
+    /// TLS, with the server's certificate checked against the CA (`sslrootcert`), not its host name.
+    case verifyCA = "verify-ca"
+    /// TLS, with the server's certificate and host name checked.
+    case verifyFull = "verify-full"
+}
 
 /// How to reach PostgreSQL, read from a `postgres://user:pass@host:port/db` URL (`HERALD_DATABASE_URL`).
 public struct DatabaseConfiguration: Sendable, CustomStringConvertible {
@@ -8,10 +23,17 @@ public struct DatabaseConfiguration: Sendable, CustomStringConvertible {
     public var username: String
     public var password: String?
     public var database: String
-    /// Require TLS (`?sslmode=require`); default is plain TCP, which suits loopback and private networks.
-    public var requireTLS: Bool
+    /// `?sslmode=`: default `disable` (plain TCP), which suits loopback and private networks.
+    public var tlsMode: DatabaseTLSMode
+    /// `?sslrootcert=`: a PEM file of the CA certificates the server's certificate is checked against; without it,
+    /// the system's trust store. Read when the URL is parsed, so that a missing file is an error that names it.
+    public private(set) var rootCertificateFile: String?
+    private var rootCertificates: [NIOSSLCertificate] = []
     /// Connections in the pool.
     public var maximumConnections: Int = 8
+
+    /// Whether connections use TLS.
+    public var requireTLS: Bool { tlsMode != .disable }
 
     /// Parses a `postgres://` or `postgresql://` URL.
     public init(url: String) throws(StoreError) {
@@ -31,8 +53,66 @@ public struct DatabaseConfiguration: Sendable, CustomStringConvertible {
         self.username = user.removingPercentEncoding ?? user
         self.password = components.password.map { $0.removingPercentEncoding ?? $0 }
         self.database = database.removingPercentEncoding ?? database
-        let sslmode = components.queryItems?.first { $0.name == "sslmode" }?.value
-        self.requireTLS = sslmode == "require" || sslmode == "verify-full"
+        var mode = DatabaseTLSMode.disable
+        var rootCertificateFile: String? = nil
+        for item in components.queryItems ?? [] {
+            let value = item.value ?? ""
+            switch item.name {
+            case "sslmode":
+                if value == "prefer" || value == "allow" {
+                    throw StoreError(
+                        .invalidURL,
+                        "sslmode=\(value) is not supported: it falls back to plain TCP without saying so; use "
+                            + "sslmode=verify-full (or verify-ca with sslrootcert), or sslmode=disable on a trusted network"
+                    )
+                }
+                guard let parsed = DatabaseTLSMode(rawValue: value) else {
+                    throw StoreError(
+                        .invalidURL,
+                        "sslmode=\(value.prefix(40)) is not a TLS mode; use disable, require, verify-ca or verify-full")
+                }
+                mode = parsed
+            case "sslrootcert":
+                guard !value.isEmpty, value.utf8.count <= 4096 else {
+                    throw StoreError(.invalidURL, "sslrootcert must name a PEM file of CA certificates")
+                }
+                rootCertificateFile = value
+            default:
+                throw StoreError(
+                    .invalidURL,
+                    "the database URL parameter \(item.name.prefix(40)) is not supported; Herald reads sslmode and "
+                        + "sslrootcert")
+            }
+        }
+        if rootCertificateFile != nil && mode == .disable {
+            throw StoreError(.invalidURL, "sslrootcert is given but sslmode is disable; use sslmode=verify-full")
+        }
+        self.tlsMode = mode
+        if let rootCertificateFile {
+            guard FileManager.default.isReadableFile(atPath: rootCertificateFile) else {
+                throw StoreError(.invalidURL, "sslrootcert \(rootCertificateFile): no readable file there")
+            }
+            let certificates: [NIOSSLCertificate]
+            do {
+                certificates = try NIOSSLCertificate.fromPEMFile(rootCertificateFile)
+            } catch {
+                throw StoreError(.invalidURL, "sslrootcert \(rootCertificateFile) is not a file of PEM certificates")
+            }
+            guard !certificates.isEmpty else {
+                throw StoreError(.invalidURL, "sslrootcert \(rootCertificateFile) holds no certificate")
+            }
+            self.rootCertificateFile = rootCertificateFile
+            self.rootCertificates = certificates
+        }
+    }
+
+    /// The TLS settings of `tlsMode`, nil for `disable`.
+    public var tlsConfiguration: TLSConfiguration? {
+        guard tlsMode != .disable else { return nil }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = tlsMode == .verifyCA ? .noHostnameVerification : .fullVerification
+        if !rootCertificates.isEmpty { tls.trustRoots = .certificates(rootCertificates) }
+        return tls
     }
 
     /// The same server with another database name (tests create throwaway databases).
@@ -44,7 +124,7 @@ public struct DatabaseConfiguration: Sendable, CustomStringConvertible {
 
     /// The PostgresNIO client configuration.
     public var clientConfiguration: PostgresClient.Configuration {
-        let tls: PostgresClient.Configuration.TLS = requireTLS ? .require(.makeClientConfiguration()) : .disable
+        let tls: PostgresClient.Configuration.TLS = tlsConfiguration.map { .require($0) } ?? .disable
         var configuration = PostgresClient.Configuration(
             host: host,
             port: port,
@@ -75,7 +155,10 @@ extension DatabaseConfiguration {
         components.user = username
         components.password = password
         components.path = "/" + database
-        if requireTLS { components.queryItems = [URLQueryItem(name: "sslmode", value: "require")] }
+        var query: [URLQueryItem] = []
+        if tlsMode != .disable { query.append(URLQueryItem(name: "sslmode", value: tlsMode.rawValue)) }
+        if let rootCertificateFile { query.append(URLQueryItem(name: "sslrootcert", value: rootCertificateFile)) }
+        if !query.isEmpty { components.queryItems = query }
         return components.string ?? ""
     }
 }

@@ -34,10 +34,10 @@ public final class PlanningClaims: Sendable {
 
     public init(database: DatabaseConfiguration, logger: Logger) throws(StoreError) {
         let tls: PostgresConnection.Configuration.TLS
-        if database.requireTLS {
+        if let settings = database.tlsConfiguration {
             do {
-                // The pool's TLS settings (`DatabaseConfiguration.clientConfiguration`), as a context of its own.
-                tls = .require(try .init(configuration: .makeClientConfiguration()))
+                // The pool's TLS settings (`DatabaseConfiguration.tlsConfiguration`), as a context of its own.
+                tls = .require(try .init(configuration: settings))
             } catch {
                 throw StoreError(.invalidURL, "cannot set up TLS for the database", underlying: error)
             }
