@@ -49,12 +49,12 @@ unit: ## Fast tests that need no services (skips the INTEGRATION_SUITES)
 
 # Tests run in three phases against one broker, one PostgreSQL and 2 cores:
 # 1. every suite but those below, up to TEST_WIDTH tests at once (each uses its own database and queues);
-# 2. the broker and APNs-client suites, one test at a time: their timeouts are real (heartbeats, request timeouts),
-#    and with every suite at once the loopback client's request timeout fired in the 1,000-concurrent-request test
-#    in about half the runs;
+# 2. the broker-connection and APNs-client suites whose timeouts are real (heartbeats, reconnects, request
+#    timeouts), one test at a time: with every suite at once the loopback client's request timeout fired in the
+#    1,000-concurrent-request test in about half the runs;
 # 3. the broker-restart and database-outage suites, alone, because a restart cuts every connection to the server.
-TEST_WIDTH ?= 3
-TIMED_SUITES := ^(RabbitMQTests|APNSTransportTests)\.
+TEST_WIDTH ?= 4
+TIMED_SUITES := \.(AMQPConnectionFailureTests|AMQPReconnectTests|APNSClientTests|APNSClientBatchTests|APNSClientReplacementTests)/
 ALONE_SUITES := BrokerRestartTests|DatabaseOutageTests
 
 test: services-up ## All tests, against the dev services

@@ -41,6 +41,8 @@ public struct WorkerConfiguration: Sendable {
     public var connectionsPerApp: Int = 2
     /// How long one APNs request may take before it fails with a timeout.
     public var requestTimeout: Duration = .seconds(10)
+    /// When a database statement that outlived an outage is given up on (and its work held and tried again).
+    public var databaseStalls = StallPolicy()
     /// The largest message body a worker reads; a larger job or batch message is parked unread.
     public var maximumMessageBytes: Int = 1 << 20
     /// Deliveries of one message the broker may count (`x-delivery-count`, quorum queues) before the worker parks

@@ -13,18 +13,18 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct BooksTests {
     @Test func connectionsCutEveryFewHundredRequestsAndRetriesLeaveBooksThatBalance() async throws {
         try await WorkerHarness.with {
-            // Connections cut every 250 streams; 503 twice for the f1a7 devices (their batch goes to the retry
-            // queue once); the dead ones are pruned.
-            $0.dropConnectionAfterStreams = 250
+            // Connections cut every 100 streams (about seven cuts for the broadcast); 503 twice for the f1a7
+            // devices (their batch goes to the retry queue once); the dead ones are pruned.
+            $0.dropConnectionAfterStreams = 100
             $0.injectedFailures = [
                 InjectedFailure(status: 503, reason: "ServiceUnavailable", tokenPrefix: "f1a7", times: 40)
             ]
             $0.deadTokenPrefixes = ["dead"]
         } _: { harness in
-            let live = try await harness.importDevices(count: 1_500)
+            let live = try await harness.importDevices(count: 600)
             let retried = try await harness.importDevices(count: 20, prefix: "f1a7")
             let dead = try await harness.importDevices(count: 30, prefix: "dead")
-            let worker = try harness.startWorker { $0.batchSize = 500 }
+            let worker = try harness.startWorker { $0.batchSize = 200 }
             try await harness.publish(WorkerHarness.broadcast(id: "cut"))
             #expect(await harness.waitUntilFinished("cut") == .done)
             try await worker.stop()

@@ -20,6 +20,9 @@ import Testing
             let worker = try harness.startWorker {
                 $0.batchSize = 250
                 $0.maximumDeliveries = 2
+                // Statements lost with their connections are given up on 3 s after the database is back (15 s in
+                // production), so that the test does not wait out the production grace.
+                $0.databaseStalls = StallPolicy(checkInterval: .seconds(1), grace: .seconds(3))
             }
             try await harness.publish(WorkerHarness.broadcast(id: "b1"))
             try await harness.publish(WorkerHarness.broadcast(id: "b2"))

@@ -3,18 +3,27 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-extension Store {
-    /// How often a running statement checks on the database, and how long the database must have answered again
-    /// after an outage before a statement still running is taken for lost.
-    static let stallCheckInterval: Duration = .seconds(5)
-    static let stallGrace: Duration = .seconds(15)
+/// When a statement that outlived an outage is taken for lost (`Store.abandoningIfStalled`).
+public struct StallPolicy: Sendable, Hashable {
+    /// How often a running statement checks on the database.
+    public var checkInterval: Duration
+    /// How long the database must have answered again after an outage before a statement still running is taken
+    /// for lost.
+    public var grace: Duration
 
+    public init(checkInterval: Duration = .seconds(5), grace: Duration = .seconds(15)) {
+        self.checkInterval = checkInterval
+        self.grace = grace
+    }
+}
+
+extension Store {
     /// Runs `body`, giving up on it if it outlives an outage: PostgresNIO (1.33) can leave a statement waiting for
     /// ever when the server closes its connection in the middle of a transaction (seen with a `pg_ctl stop` under
     /// load). Such a statement would hold its caller, and the message it serves, for ever.
     ///
-    /// While `body` runs longer than `stallCheckInterval`, the database is pinged at that interval. If a ping
-    /// failed while `body` ran, and pings have answered again for `stallGrace` with `body` still running, `body`
+    /// While `body` runs longer than `stalls.checkInterval`, the database is pinged at that interval. If a ping
+    /// failed while `body` ran, and pings have answered again for `stalls.grace` with `body` still running, `body`
     /// is abandoned (its task cancelled, and left to finish or hang on its own) and a transient `StoreError` is
     /// thrown, which the worker treats like any other lost connection. A statement that runs long without an outage
     /// is never abandoned. A body that does more than run statements checks for cancellation before each step that
@@ -34,7 +43,7 @@ extension Store {
                     var outageSeen = false
                     var answeringSince: ContinuousClock.Instant? = nil
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: Self.stallCheckInterval)
+                        try? await Task.sleep(for: stalls.checkInterval)
                         guard !Task.isCancelled, !outcome.isFinished else { return }
                         guard await databaseAnswers(within: .seconds(1)) else {
                             outageSeen = true
@@ -44,7 +53,7 @@ extension Store {
                         guard outageSeen else { continue }
                         let since = answeringSince ?? .now
                         answeringSince = since
-                        if since.duration(to: .now) >= Self.stallGrace {
+                        if since.duration(to: .now) >= stalls.grace {
                             logger.warning(
                                 "a statement lost with its connection, giving up on it",
                                 metadata: ["operation": "\(what)"])

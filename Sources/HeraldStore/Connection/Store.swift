@@ -9,10 +9,13 @@ public struct Store: Sendable {
     public let client: PostgresClient
     /// The logger of every query (`package`: the bench's queries extend the store from HeraldBench).
     package let logger: Logger
+    /// When a statement that outlived an outage is given up on.
+    public let stalls: StallPolicy
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, logger: Logger, stalls: StallPolicy = StallPolicy()) {
         self.client = client
         self.logger = logger
+        self.stalls = stalls
     }
 
     /// Runs `body`, turning any PostgreSQL error into a `StoreError` that is safe to log.
