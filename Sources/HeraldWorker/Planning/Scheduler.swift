@@ -26,7 +26,8 @@ struct Scheduler: Sendable {
             } catch {
                 logger.error("scheduler pass failed", metadata: ["error": "\(error)"])
             }
-            try? await Task.sleep(for: configuration.schedulerInterval)
+            // Woken by a graceful shutdown too: a worker stopping does not wait out the interval.
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: configuration.schedulerInterval) }
         }
     }
 
