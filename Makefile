@@ -47,12 +47,12 @@ release: ## Release build of the herald executable
 unit: ## Fast tests that need no services (skips the INTEGRATION_SUITES)
 	$(SWIFT) test $(addprefix --skip ,$(INTEGRATION_SUITES)) $(SWIFT_TEST_FLAGS)
 
-# Tests run in three phases against one broker, one PostgreSQL and 2 cores:
+# Tests run in two phases against one broker, one PostgreSQL and 2 cores:
 # 1. every suite but those below, up to TEST_WIDTH tests at once (each uses its own database and queues);
-# 2. the broker-connection and APNs-client suites whose timeouts are real (heartbeats, reconnects, request
-#    timeouts), one test at a time: with every suite at once the loopback client's request timeout fired in the
-#    1,000-concurrent-request test in about half the runs;
-# 3. the broker-restart and database-outage suites, alone, because a restart cuts every connection to the server.
+# 2. one test at a time: the broker-connection and APNs-client suites whose timeouts are real (heartbeats,
+#    reconnects, request timeouts; with every suite at once the loopback client's request timeout fired in the
+#    1,000-concurrent-request test in about half the runs), and the broker-restart and database-outage suites,
+#    which must run alone because a restart cuts every connection to the server.
 TEST_WIDTH ?= 4
 TIMED_SUITES := \.(AMQPConnectionFailureTests|AMQPReconnectTests|APNSClientTests|APNSClientBatchTests|APNSClientReplacementTests)/
 ALONE_SUITES := BrokerRestartTests|DatabaseOutageTests
@@ -64,8 +64,7 @@ test: services-up ## All tests, against the dev services
 		HERALD_TEST_AMQPS_OTHER_CA_FILE="$$HERALD_AMQPS_OTHER_CA_FILE"; \
 	$(SWIFT) test --parallel --experimental-maximum-parallelization-width $(TEST_WIDTH) \
 		--skip '$(TIMED_SUITES)' --skip '$(ALONE_SUITES)' $(SWIFT_TEST_FLAGS); \
-	$(SWIFT) test --no-parallel --skip-build --filter '$(TIMED_SUITES)' --skip '$(ALONE_SUITES)' $(SWIFT_TEST_FLAGS); \
-	$(SWIFT) test --no-parallel --skip-build --filter '$(ALONE_SUITES)' $(SWIFT_TEST_FLAGS)
+	$(SWIFT) test --no-parallel --skip-build --filter '$(TIMED_SUITES)|$(ALONE_SUITES)' $(SWIFT_TEST_FLAGS)
 
 demo: services-up ## Build herald and run `herald demo` end to end on the dev services
 	$(SWIFT) build --product herald
