@@ -257,10 +257,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
-        .testTarget(
-            name: "HeraldStoreTests",
-            dependencies: ["HeraldStore", "HeraldTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl")]
-        ),
+        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
         .testTarget(name: "HeraldMessagingTests", dependencies: ["HeraldMessaging", "RabbitMQ", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldOperationsTests",

@@ -2,7 +2,6 @@ import Foundation
 import HeraldStore
 import HeraldTestSupport
 import Logging
-import NIOSSL
 import PostgresNIO
 import Testing
 
@@ -28,11 +27,7 @@ import Testing
     static func sessionUsesTLS(_ url: String) async throws -> Bool {
         let database = try DatabaseConfiguration(url: url)
         let logger = Logger(label: "test.tls")
-        let tls: PostgresConnection.Configuration.TLS =
-            try database.tlsConfiguration.map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable
-        let configuration = PostgresConnection.Configuration(
-            host: database.host, port: database.port, username: database.username, password: database.password,
-            database: database.database, tls: tls)
+        let configuration = try database.connectionConfiguration()
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
         do {
             let rows = try await connection.query(

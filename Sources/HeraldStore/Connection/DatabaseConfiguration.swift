@@ -122,6 +122,23 @@ public struct DatabaseConfiguration: Sendable, CustomStringConvertible {
         return copy
     }
 
+    /// A single connection's configuration with the pool's settings (TLS included), for the connections Herald
+    /// holds outside the pool (planning claims) and for tests that must see a connection fail rather than retry.
+    public func connectionConfiguration() throws(StoreError) -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS
+        if let settings = tlsConfiguration {
+            do {
+                tls = .require(try NIOSSLContext(configuration: settings))
+            } catch {
+                throw StoreError(.invalidURL, "cannot set up TLS for the database", underlying: error)
+            }
+        } else {
+            tls = .disable
+        }
+        return PostgresConnection.Configuration(
+            host: host, port: port, username: username, password: password, database: database, tls: tls)
+    }
+
     /// The PostgresNIO client configuration.
     public var clientConfiguration: PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS = tlsConfiguration.map { .require($0) } ?? .disable

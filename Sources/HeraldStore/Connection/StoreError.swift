@@ -37,6 +37,13 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
+    /// An error the same call would meet every time (its values are at fault): never retried.
+    public static func permanent(_ code: Code, _ message: String) -> StoreError {
+        var error = StoreError(code, message)
+        error.isTransient = false
+        return error
+    }
+
     public var description: String {
         var text = "\(code): \(message)"
         if let underlying { text += " (\(Self.summary(of: underlying)))" }

@@ -151,11 +151,9 @@ extension Store {
 
     /// The refusal of a register-only key's change to a device it did not register (`field` names the token).
     private static func notOwnDevice(_ field: String) -> StoreError {
-        var error = StoreError(
+        StoreError.permanent(
             .notOwnDevice,
             "the device of \(field) was not registered with this key, and a register-only key changes only its own")
-        error.isTransient = false
-        return error
     }
 
     /// Whether to write a field and its value: given values win; a replaced device's values carry over.

@@ -33,20 +33,7 @@ public final class PlanningClaims: Sendable {
     private let connectionIDs = Atomic(0)
 
     public init(database: DatabaseConfiguration, logger: Logger) throws(StoreError) {
-        let tls: PostgresConnection.Configuration.TLS
-        if let settings = database.tlsConfiguration {
-            do {
-                // The pool's TLS settings (`DatabaseConfiguration.tlsConfiguration`), as a context of its own.
-                tls = .require(try .init(configuration: settings))
-            } catch {
-                throw StoreError(.invalidURL, "cannot set up TLS for the database", underlying: error)
-            }
-        } else {
-            tls = .disable
-        }
-        var configuration = PostgresConnection.Configuration(
-            host: database.host, port: database.port, username: database.username, password: database.password,
-            database: database.database, tls: tls)
+        var configuration = try database.connectionConfiguration()
         configuration.options.additionalStartupParameters = [
             ("application_name", "herald-planning-claims"),
             ("tcp_keepalives_idle", "10"), ("tcp_keepalives_interval", "5"), ("tcp_keepalives_count", "3"),

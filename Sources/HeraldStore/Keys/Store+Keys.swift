@@ -59,11 +59,7 @@ extension Store {
         app: String, hash: String, prefix: String, label: String?, scopes: Set<APIScope> = [.admin],
         requestsPerSecond: Int? = nil
     ) async throws(StoreError) -> Int64 {
-        guard !scopes.isEmpty else {
-            var error = StoreError(.queryFailed, "an API key needs at least one scope")
-            error.isTransient = false
-            throw error
-        }
+        guard !scopes.isEmpty else { throw StoreError.permanent(.queryFailed, "an API key needs at least one scope") }
         let names = scopes.sorted().map(\.rawValue)
         return try await run("creating an API key") {
             let rows = try await client.query(
