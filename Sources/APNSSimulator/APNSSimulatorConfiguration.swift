@@ -116,7 +116,10 @@ public struct APNSSimulatorConfiguration: Sendable {
 ///
 /// Counting is per rule and across connections: among the requests that would otherwise be accepted (and whose
 /// token has `tokenPrefix`, if set), the `every`-th, 2·`every`-th … are answered with `status` and `reason`, at
-/// most `times` times. `every: 1, times: 2` fails the first two; `every: 3` fails every third forever.
+/// most `times` times. `every: 1, times: 2` fails the first two; `every: 3` fails every third forever. With
+/// `timesPerToken`, a token the rule has already failed that many times is no longer eligible: `tokenPrefix: "f1",
+/// timesPerToken: 2` fails each f1… device's first two requests, however the requests of different devices
+/// interleave.
 public struct InjectedFailure: Sendable, Hashable, Codable {
     /// The HTTP status, e.g. 429, 500 or 503.
     public var status: Int
@@ -128,17 +131,23 @@ public struct InjectedFailure: Sendable, Hashable, Codable {
     public var tokenPrefix: String?
     /// How many times the rule fires at most; nil is unlimited.
     public var times: Int?
+    /// How many times the rule fires at most for any one token; nil is unlimited.
+    public var timesPerToken: Int?
 
-    public init(status: Int, reason: String, every: Int = 1, tokenPrefix: String? = nil, times: Int? = nil) {
+    public init(
+        status: Int, reason: String, every: Int = 1, tokenPrefix: String? = nil, times: Int? = nil,
+        timesPerToken: Int? = nil
+    ) {
         self.status = status
         self.reason = reason
         self.every = max(1, every)
         self.tokenPrefix = tokenPrefix
         self.times = times
+        self.timesPerToken = timesPerToken
     }
 
     private enum CodingKeys: String, CodingKey {
-        case status, reason, every, tokenPrefix, times
+        case status, reason, every, tokenPrefix, times, timesPerToken
     }
 
     /// Decodes a rule; `every` defaults to 1.
@@ -149,7 +158,8 @@ public struct InjectedFailure: Sendable, Hashable, Codable {
             reason: try container.decode(String.self, forKey: .reason),
             every: try container.decodeIfPresent(Int.self, forKey: .every) ?? 1,
             tokenPrefix: try container.decodeIfPresent(String.self, forKey: .tokenPrefix),
-            times: try container.decodeIfPresent(Int.self, forKey: .times)
+            times: try container.decodeIfPresent(Int.self, forKey: .times),
+            timesPerToken: try container.decodeIfPresent(Int.self, forKey: .timesPerToken)
         )
     }
 
@@ -164,7 +174,11 @@ public struct InjectedFailure: Sendable, Hashable, Codable {
     }
 
     /// 503 ServiceUnavailable.
-    public static func serviceUnavailable(every: Int = 1, tokenPrefix: String? = nil, times: Int? = nil) -> Self {
-        Self(status: 503, reason: "ServiceUnavailable", every: every, tokenPrefix: tokenPrefix, times: times)
+    public static func serviceUnavailable(
+        every: Int = 1, tokenPrefix: String? = nil, times: Int? = nil, timesPerToken: Int? = nil
+    ) -> Self {
+        Self(
+            status: 503, reason: "ServiceUnavailable", every: every, tokenPrefix: tokenPrefix, times: times,
+            timesPerToken: timesPerToken)
     }
 }

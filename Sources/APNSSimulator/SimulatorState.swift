@@ -19,6 +19,8 @@ struct SimulatorState {
     private var nextWaiterID = 0
     /// Per injected-failure rule: eligible requests seen and times fired.
     private var failureCounters: [(seen: Int, fired: Int)]
+    /// Per rule with `timesPerToken`: how often it has failed each token.
+    private var failuresPerToken: [Int: [String: Int]] = [:]
     private var tokenCache: [String: TokenVerdict] = [:]
     /// Bounds the cache; a runaway client signing per request must not grow it forever.
     private let tokenCacheLimit = 4096
@@ -85,9 +87,15 @@ struct SimulatorState {
         for (index, rule) in rules.enumerated() {
             if let prefix = rule.tokenPrefix, !deviceToken.hasPrefix(prefix) { continue }
             if let times = rule.times, failureCounters[index].fired >= times { continue }
+            if let perToken = rule.timesPerToken,
+                failuresPerToken[index, default: [:]][deviceToken, default: 0] >= perToken
+            {
+                continue
+            }
             failureCounters[index].seen += 1
             if failureCounters[index].seen % rule.every == 0 {
                 failureCounters[index].fired += 1
+                if rule.timesPerToken != nil { failuresPerToken[index, default: [:]][deviceToken, default: 0] += 1 }
                 return rule
             }
         }

@@ -43,6 +43,21 @@ import Testing
         }
     }
 
+    @Test func injectedFailureWithTimesPerTokenFailsEachTokenThatManyTimes() async throws {
+        let first = "a5" + String(repeating: "0", count: 62)
+        let second = "a5" + String(repeating: "1", count: 62)
+        try await withHarness {
+            $0.injectedFailures = [.serviceUnavailable(tokenPrefix: "a5", timesPerToken: 2)]
+        } _: { (harness: Harness) async throws in
+            var statuses: [Int] = []
+            // However the two devices' requests interleave, each is failed exactly twice, then accepted.
+            for token in [first, first, first, second, Fixtures.token, second, first, second] {
+                statuses.append(try await harness.client.send(Fixtures.request(token: token, jwt: harness.jwt)).status)
+            }
+            #expect(statuses == [503, 503, 200, 503, 200, 503, 200, 200])
+        }
+    }
+
     @Test func goAwayAfterStreamsSendsGoAwayWithLastStreamAndCloses() async throws {
         try await withHarness {
             $0.goAwayAfterStreams = 2

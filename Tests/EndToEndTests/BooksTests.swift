@@ -13,11 +13,11 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct BooksTests {
     @Test func connectionsCutEveryFewHundredRequestsAndRetriesLeaveBooksThatBalance() async throws {
         try await WorkerHarness.with {
-            // Connections cut every 100 streams (about seven cuts for the broadcast); 503 twice for the f1a7
-            // devices (their batch goes to the retry queue once); the dead ones are pruned.
+            // Connections cut every 100 streams (about seven cuts for the broadcast); 503 twice for each f1a7
+            // device (each goes to a retry queue at least once); the dead ones are pruned.
             $0.dropConnectionAfterStreams = 100
             $0.injectedFailures = [
-                InjectedFailure(status: 503, reason: "ServiceUnavailable", tokenPrefix: "f1a7", times: 40)
+                .serviceUnavailable(tokenPrefix: "f1a7", timesPerToken: 2)
             ]
             $0.deadTokenPrefixes = ["dead"]
         } _: { harness in
