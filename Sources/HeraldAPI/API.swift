@@ -75,7 +75,8 @@ public func buildAPI(
     logger: Logger
 ) -> ServiceGroup {
     let postgres = PostgresClient(configuration: configuration.database.clientConfiguration, backgroundLogger: logger)
-    let store = Store(client: postgres, logger: logger)
+    let store = Store(
+        client: postgres, logger: logger, probeConnection: try? configuration.database.connectionConfiguration())
     let producer = Producer(configuration: API.producerConfiguration(configuration), logger: logger)
     let api = API(configuration: configuration, store: store, producer: producer)
     return ServiceGroup(

@@ -22,7 +22,9 @@ public func buildWorker(
     logger: Logger
 ) throws -> ServiceGroup {
     let postgres = PostgresClient(configuration: configuration.database.clientConfiguration, backgroundLogger: logger)
-    let store = Store(client: postgres, logger: logger, stalls: configuration.databaseStalls)
+    let store = Store(
+        client: postgres, logger: logger, stalls: configuration.databaseStalls,
+        probeConnection: try configuration.database.connectionConfiguration())
     let clients = try APNSClients(
         apps: configuration.apps,
         directory: configuration.appsDirectory,

@@ -3,12 +3,12 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// When a statement that outlived an outage is taken for lost (`Store.abandoningIfStalled`).
+/// When a statement caught in an outage is taken for lost (`Store.abandoningIfStalled`).
 public struct StallPolicy: Sendable, Hashable {
     /// How often a running statement checks on the database.
     public var checkInterval: Duration
-    /// How long the database must have answered again after an outage before a statement still running is taken
-    /// for lost.
+    /// How long the database may go unanswering under a running statement, or must have answered again after an
+    /// outage with the statement still running, before the statement is taken for lost.
     public var grace: Duration
 
     public init(checkInterval: Duration = .seconds(5), grace: Duration = .seconds(15)) {
@@ -18,16 +18,19 @@ public struct StallPolicy: Sendable, Hashable {
 }
 
 extension Store {
-    /// Runs `body`, giving up on it if it outlives an outage: PostgresNIO (1.33) can leave a statement waiting for
-    /// ever when the server closes its connection in the middle of a transaction (seen with a `pg_ctl stop` under
-    /// load). Such a statement would hold its caller, and the message it serves, for ever.
+    /// Runs `body`, giving up on it if it is caught in an outage:
+    /// - PostgresNIO (1.33) can leave a statement waiting for ever when the server closes its connection in the
+    ///   middle of a transaction (seen with a `pg_ctl stop` under load). Such a statement would hold its caller, and
+    ///   the message it serves, for ever.
+    /// - While the server is down, the pool keeps a statement waiting for a connection until its circuit breaker
+    ///   trips, 60 s after the first failed connect: the caller would not know of the outage for a minute.
     ///
-    /// While `body` runs longer than `stalls.checkInterval`, the database is pinged at that interval. If a ping
-    /// failed while `body` ran, and pings have answered again for `stalls.grace` with `body` still running, `body`
-    /// is abandoned (its task cancelled, and left to finish or hang on its own) and a transient `StoreError` is
-    /// thrown, which the worker treats like any other lost connection. A statement that runs long without an outage
-    /// is never abandoned. A body that does more than run statements checks for cancellation before each step that
-    /// must not happen once its caller has moved on.
+    /// While `body` runs longer than `stalls.checkInterval`, the database is pinged at that interval. `body` is
+    /// abandoned (its task cancelled, and left to finish or hang on its own) and a transient `StoreError` is thrown,
+    /// which the worker treats like any other lost connection, when pings have failed for `stalls.grace`, or when a
+    /// ping failed while `body` ran and pings have answered again for `stalls.grace` with `body` still running. A
+    /// statement that runs long without an outage is never abandoned. A body that does more than run statements
+    /// checks for cancellation before each step that must not happen once its caller has moved on.
     func abandoningIfStalled<T: Sendable>(
         _ what: String, _ body: @escaping @Sendable () async throws -> T
     ) async throws -> T {
@@ -42,14 +45,27 @@ extension Store {
                 let watchdog = Task { [self] in
                     var outageSeen = false
                     var answeringSince: ContinuousClock.Instant? = nil
+                    var silentSince: ContinuousClock.Instant? = nil
                     while !Task.isCancelled {
                         try? await Task.sleep(for: stalls.checkInterval)
                         guard !Task.isCancelled, !outcome.isFinished else { return }
                         guard await databaseAnswers(within: .seconds(1)) else {
                             outageSeen = true
                             answeringSince = nil
+                            let since = silentSince ?? .now
+                            silentSince = since
+                            if since.duration(to: .now) >= stalls.grace {
+                                logger.warning(
+                                    "the database does not answer, giving up on a statement",
+                                    metadata: ["operation": "\(what)"])
+                                outcome.finish(
+                                    .failure(StoreError(.queryFailed, "\(what) failed: the database does not answer")))
+                                work.cancel()
+                                return
+                            }
                             continue
                         }
+                        silentSince = nil
                         guard outageSeen else { continue }
                         let since = answeringSince ?? .now
                         answeringSince = since
@@ -147,9 +163,7 @@ final class DatabaseProbe: Sendable {
         let now = ContinuousClock.now
         let ping = inFlight.withLock { current in
             if let current, current.started.duration(to: now) < timeout { return current.ping }
-            let client = store.client
-            let logger = store.logger
-            let task = Task { (try? await client.query("SELECT 1", logger: logger)) != nil }
+            let task = Task { [store] in await Self.ping(store) }
             current = (task, now)
             return task
         }
@@ -162,6 +176,29 @@ final class DatabaseProbe: Sendable {
             }
         }
     }
+
+    /// One ping: `SELECT 1` on a connection of its own (`Store.probeConnection`), or through the pool. A server
+    /// that answers with an error (too many connections, shutting down) is up: its connections are not, and the
+    /// statements will say so themselves.
+    private static func ping(_ store: Store) async -> Bool {
+        guard let configuration = store.probeConnection else {
+            return (try? await store.client.query("SELECT 1", logger: store.logger)) != nil
+        }
+        do {
+            let connection = try await PostgresConnection.connect(
+                configuration: configuration, id: probeConnectionIDs.wrappingAdd(1, ordering: .relaxed).newValue,
+                logger: store.logger)
+            defer { Task { try? await connection.close() } }
+            try await connection.query("SELECT 1", logger: store.logger)
+            return true
+        } catch let error as PSQLError where error.serverInfo != nil {
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private static let probeConnectionIDs = Atomic(0)
 
     /// Resumes a continuation with the first answer given, once.
     private final class FirstAnswer: Sendable {

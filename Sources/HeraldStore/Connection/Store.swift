@@ -11,11 +11,21 @@ public struct Store: Sendable {
     package let logger: Logger
     /// When a statement that outlived an outage is given up on.
     public let stalls: StallPolicy
+    /// Where the outage probe (`databaseAnswers`) connects; nil pings through the pool.
+    let probeConnection: PostgresConnection.Configuration?
 
-    public init(client: PostgresClient, logger: Logger, stalls: StallPolicy = StallPolicy()) {
+    /// - Parameter probeConnection: the server, for the outage probe's own connections. With it, a ping opens a
+    ///   connection of its own, so a down server is seen at once (a lease from the pool waits for PostgresNIO's
+    ///   60 s circuit breaker) and a pool busy with long statements never looks like an outage. Without it, pings
+    ///   go through the pool.
+    public init(
+        client: PostgresClient, logger: Logger, stalls: StallPolicy = StallPolicy(),
+        probeConnection: PostgresConnection.Configuration? = nil
+    ) {
         self.client = client
         self.logger = logger
         self.stalls = stalls
+        self.probeConnection = probeConnection
     }
 
     /// Runs `body`, turning any PostgreSQL error into a `StoreError` that is safe to log.
@@ -101,7 +111,8 @@ extension Store {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
-            return try await body(Store(client: client, logger: logger))
+            return try await body(
+                Store(client: client, logger: logger, probeConnection: try? configuration.connectionConfiguration()))
         }
     }
 }
