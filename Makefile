@@ -12,7 +12,7 @@ SERVICES   := deploy/dev/services.sh
 STATE_DIR  := .state
 SERVICES_ENV := $(STATE_DIR)/services.env
 FORMAT_PATHS := Sources Tests Package.swift
-SHELL_SCRIPTS := deploy/dev/services.sh deploy/dev/demo.sh deploy/dev/cluster.sh deploy/dev/cluster-test.sh \
+SHELL_SCRIPTS := deploy/dev/services.sh deploy/dev/demo.sh deploy/dev/cluster.sh deploy/dev/cluster-test.sh deploy/dev/test-pairs.sh \
 	deploy/compose/sim-credentials.sh .ci/run
 BENCH_SRC  := bench/amqp-baseline.c
 BENCH_BIN  := bench/amqp-baseline
@@ -49,13 +49,17 @@ unit: ## Fast tests that need no services (skips the INTEGRATION_SUITES)
 
 # Tests run in two phases against one broker, one PostgreSQL and 2 cores:
 # 1. every suite but those below, up to TEST_WIDTH tests at once (each uses its own database and queues);
-# 2. one test at a time: the broker-connection and APNs-client suites whose timeouts are real (heartbeats,
-#    reconnects, request timeouts; with every suite at once the loopback client's request timeout fired in the
-#    1,000-concurrent-request test in about half the runs), and the broker-restart and database-outage suites,
-#    which must run alone because a restart cuts every connection to the server.
+# 2. the suites that cannot share the machine with everything else, in pairs (deploy/dev/test-pairs.sh): the
+#    broker-connection and APNs-client suites whose timeouts are real (heartbeats, reconnects, request timeouts;
+#    with every suite at once the loopback client's request timeout fired in the 1,000-concurrent-request test in
+#    about half the runs), and the database-outage and broker-restart suites, which cut every connection to their
+#    server. Each pair is one outage beside suites that do not use the server it stops: the database outage beside
+#    the broker-connection suites, the broker restart beside the APNs-client suites (loopback only).
 TEST_WIDTH ?= 4
-TIMED_SUITES := \.(AMQPConnectionFailureTests|AMQPReconnectTests|APNSClientTests|APNSClientBatchTests|APNSClientReplacementTests)/
-ALONE_SUITES := BrokerRestartTests|DatabaseOutageTests
+AMQP_TIMED := \.(AMQPConnectionFailureTests|AMQPReconnectTests)/
+APNS_TIMED := \.(APNSClientTests|APNSClientBatchTests|APNSClientReplacementTests)/
+DATABASE_OUTAGE := \.DatabaseOutageTests/
+BROKER_RESTART := \.BrokerRestartTests/
 
 test: services-up ## All tests, against the dev services
 	set -a; source $(SERVICES_ENV); set +a; \
@@ -63,8 +67,10 @@ test: services-up ## All tests, against the dev services
 		HERALD_TEST_AMQPS_URL="$$HERALD_AMQPS_URL" HERALD_TEST_AMQPS_CA_FILE="$$HERALD_AMQPS_CA_FILE" \
 		HERALD_TEST_AMQPS_OTHER_CA_FILE="$$HERALD_AMQPS_OTHER_CA_FILE"; \
 	$(SWIFT) test --parallel --experimental-maximum-parallelization-width $(TEST_WIDTH) \
-		--skip '$(TIMED_SUITES)' --skip '$(ALONE_SUITES)' $(SWIFT_TEST_FLAGS); \
-	$(SWIFT) test --no-parallel --skip-build --filter '$(TIMED_SUITES)|$(ALONE_SUITES)' $(SWIFT_TEST_FLAGS)
+		--skip '$(AMQP_TIMED)' --skip '$(APNS_TIMED)' --skip '$(DATABASE_OUTAGE)' --skip '$(BROKER_RESTART)' \
+		$(SWIFT_TEST_FLAGS); \
+	SWIFT='$(SWIFT)' SWIFT_TEST_FLAGS='$(SWIFT_TEST_FLAGS)' deploy/dev/test-pairs.sh \
+		'$(DATABASE_OUTAGE)' '$(AMQP_TIMED)' '$(BROKER_RESTART)' '$(APNS_TIMED)'
 
 demo: services-up ## Build herald and run `herald demo` end to end on the dev services
 	$(SWIFT) build --product herald

@@ -2,6 +2,7 @@ import Foundation
 import HeraldStore
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The real services `make test` starts (deploy/dev/services.sh), read from the environment with the dev defaults.
 public enum TestServices {
@@ -32,22 +33,26 @@ public enum TestServices {
 }
 
 /// A throwaway database, created and migrated for one test, dropped afterwards.
+///
+/// Each is a copy of a template database migrated once per set of migrations (`herald_template_<hash>`): about
+/// a hundred tests each ran every migration before, which was a good part of what `make test` spent in PostgreSQL.
 public enum TemporaryDatabase {
-    /// Creates a fresh database, applies the migrations, runs `body` with a running store, and drops the database.
+    /// Creates a fresh database with the migrations applied, runs `body` with a running store, and drops the
+    /// database.
     public static func withMigratedStore<T: Sendable>(
         logger: Logger = Logger(label: "test"),
         _ body: (Store, DatabaseConfiguration) async throws -> T
     ) async throws -> T {
         let server = try DatabaseConfiguration(url: TestServices.databaseURL)
+        let template = try await migratedTemplate(server: server, logger: logger)
         let name = TestServices.uniqueName("herald_test")
         try await admin(server, logger: logger) { client in
-            try await client.query("CREATE DATABASE \(unescaped: name)", logger: logger)
+            try await client.query("CREATE DATABASE \(unescaped: name) TEMPLATE \(unescaped: template)", logger: logger)
         }
         let configuration = server.with(database: name)
         do {
             let result = try await Store.withStore(configuration, logger: logger) { store in
-                try await store.migrate(try Migration.load(from: TestServices.schemasDirectory))
-                return try await body(store, configuration)
+                try await body(store, configuration)
             }
             try await drop(name, server: server, logger: logger)
             return result
@@ -56,6 +61,57 @@ public enum TemporaryDatabase {
             throw error
         }
     }
+
+    /// The template of this process's migrations, created if no process has yet: named by a hash of the
+    /// migrations, built under another name and renamed when complete (a build that died half-way is never used),
+    /// under an advisory lock (test processes run side by side). Templates of other migrations are dropped then.
+    private static func migratedTemplate(server: DatabaseConfiguration, logger: Logger) async throws -> String {
+        if let name = templateName.withLock({ $0 }) { return name }
+        let migrations = try Migration.load(from: TestServices.schemasDirectory)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a over every migration's name and text
+        for byte in migrations.flatMap({ Array(($0.name + "\u{0}" + $0.sql + "\u{0}").utf8) }) {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let name = "herald_template_" + String(hash, radix: 16)
+        let building = name + "_building"
+        try await admin(server, logger: logger) { client in
+            try await client.withConnection { connection in
+                try await connection.query("SELECT pg_advisory_lock(\(templateLock))", logger: logger)
+                do {
+                    let existing = try await connection.query(
+                        "SELECT datname FROM pg_database WHERE datname LIKE 'herald\\_template\\_%'", logger: logger
+                    ).collect().map { try $0.decode(String.self) }
+                    if !existing.contains(name) {
+                        for stale in existing {
+                            try await connection.query("DROP DATABASE \(unescaped: stale)", logger: logger)
+                        }
+                        try await connection.query("CREATE DATABASE \(unescaped: building)", logger: logger)
+                        try await Store.withStore(server.with(database: building), logger: logger) { store in
+                            try await store.migrate(migrations)
+                        }
+                        // The migrating pool's sessions end just after it stops: rename once they have.
+                        while try await connection.query(
+                            "SELECT count(*) FROM pg_stat_activity WHERE datname = \(building)", logger: logger
+                        ).collect().first?.decode(Int.self) != 0 {
+                            try await Task.sleep(for: .milliseconds(20))
+                        }
+                        try await connection.query(
+                            "ALTER DATABASE \(unescaped: building) RENAME TO \(unescaped: name)", logger: logger)
+                    }
+                } catch {
+                    _ = try? await connection.query("SELECT pg_advisory_unlock(\(templateLock))", logger: logger)
+                    throw error
+                }
+                try await connection.query("SELECT pg_advisory_unlock(\(templateLock))", logger: logger)
+            }
+        }
+        templateName.withLock { $0 = name }
+        return name
+    }
+
+    /// The advisory lock under which a template is built: "HTPL".
+    private static let templateLock: Int64 = 0x4854_504C
+    private static let templateName = Mutex<String?>(nil)
 
     private static func admin(
         _ server: DatabaseConfiguration,
