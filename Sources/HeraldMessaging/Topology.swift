@@ -49,6 +49,13 @@ public struct Topology: Sendable, Hashable {
         return retryQueueName(retryDelays[index])
     }
 
+    /// The delay queue a message waits in for about `wait`: the one with the longest delay that is not longer, else
+    /// the shortest. A throttled batch whose turn is further off comes back, and is sent back, until it is near.
+    public func delayQueue(for wait: Duration) -> String {
+        let sorted = retryDelays.sorted()
+        return retryQueueName(sorted.last { $0 <= wait } ?? sorted[0])
+    }
+
     /// Every retry queue with its delay.
     public var retryQueues: [(name: String, delay: Duration)] { retryDelays.map { (retryQueueName($0), $0) } }
 

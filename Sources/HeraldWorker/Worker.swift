@@ -139,8 +139,8 @@ struct PlannerService: Service {
             let planner = Planner(
                 store: shared.store,
                 publisher: AMQPBatchPublisher(connection: publisher, queue: configuration.topology.batches),
-                batchSize: configuration.batchSize, metrics: shared.metrics, logger: shared.logger,
-                onJobHandled: configuration.onJobHandled
+                batchSize: configuration.batchSize, throttleWindow: configuration.throttleWindow,
+                metrics: shared.metrics, logger: shared.logger, onJobHandled: configuration.onJobHandled
             )
             let jobs = JobConsumer(
                 configuration: configuration, store: shared.store, planner: planner, deliverer: deliverer,

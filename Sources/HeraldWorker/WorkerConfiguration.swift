@@ -35,6 +35,10 @@ public struct WorkerConfiguration: Sendable {
     public var planningClaimWait: Duration = .seconds(60)
     /// How long a finished job id is remembered for idempotency.
     public var idempotencyRetention: Duration = .seconds(7 * 24 * 3600)
+    /// How far ahead a throttled job's batch may take its turn in the job's rate: a batch whose turn is further off
+    /// goes back to a delay queue rather than wait in the worker, and a throttled job's batches hold about this
+    /// much of its rate, so that no batch holds a worker for much longer than twice this.
+    public var throttleWindow: Duration = .seconds(2)
     /// Notifications of one job in flight at once.
     public var sendConcurrency: Int = 500
     /// HTTP/2 connections per app.
@@ -86,6 +90,9 @@ public enum JobEvent: Sendable, Hashable {
     case scheduled(app: String, id: String)
     /// One batch of the job was delivered and written back.
     case batchCompleted(BatchKey)
+    /// A throttled job's batch went back to a delay queue: its turn in the job's rate is further off than the
+    /// throttle window.
+    case batchDeferred(BatchKey)
     /// The job was already final, or another live planner is planning it (`running`): acknowledged without sending.
     case duplicate(app: String, id: String, state: JobState)
     /// The prune breaker stopped the job (its answers look like a misconfigured app); `finished` follows.

@@ -7,6 +7,8 @@ struct WorkerMetrics: Sendable {
     let batchesPublished = Counter(label: "herald_batches_published_total")
     let batchesCompleted = Counter(label: "herald_batches_completed_total")
     let batchesDuplicate = Counter(label: "herald_batches_duplicate_total")
+    /// Throttled batches sent back to a delay queue until their turn in the job's rate is near.
+    let batchesDeferred = Counter(label: "herald_batches_deferred_total")
     let retriesQueued = Counter(label: "herald_retries_total")
     let devicesParked = Counter(label: "herald_devices_parked_total")
     /// Jobs stopped by the prune breaker (an app that looks misconfigured).

@@ -239,6 +239,39 @@ import Testing
         }
     }
 
+    @Test func aThrottledJobWaitsForItsTurnInTheBrokerNotInTheWorker() async throws {
+        try await WorkerHarness.with { harness in
+            try await harness.importDevices(count: 24)
+            // Four batches in hand at once. The throttled job's batches hold 2 s of its rate each (4 devices at 2/s,
+            // the 2 s throttle window): 12 s in all. Its batches whose turn is more than the window away go back to
+            // a delay queue instead of sleeping in the worker's batch slots.
+            let worker = try harness.startWorker {
+                $0.batchSize = 10
+                $0.batchPrefetch = 4
+            }
+            var slow = WorkerHarness.broadcast(id: "slow")
+            slow.throttlePerSecond = 2
+            try await harness.publish(slow)
+            _ = await harness.events.wait { events in
+                events.contains { if case .batchDeferred(let key) = $0 { key.job == "slow" } else { false } }
+            }
+            // Another job's batches get through while the throttled job still has seconds to go.
+            try await harness.publish(WorkerHarness.broadcast(id: "quick"))
+            #expect(await harness.waitUntilFinished("quick") == .done)
+            #expect(try await harness.job("slow")?.state == .running)
+
+            #expect(await harness.waitUntilFinished("slow") == .done)
+            let times = harness.simulator.records.filter { record in
+                let object = try? JSONSerialization.jsonObject(with: Data(record.payload.utf8)) as? [String: Any]
+                return object?["job"] as? String == "slow"
+            }.map(\.receivedAt).sorted()
+            #expect(times.count == 24)
+            // Six turns of 2 s each: the last batch starts 10 s after the first and paces its four sends at 2/s.
+            #expect(times.last! - times.first! >= 11_000)
+            try await worker.stop()
+        }
+    }
+
     @Test func gracefulShutdownFinishesTheBatchesInHandAndLosesNothing() async throws {
         // Slow answers keep the first worker from finishing the whole broadcast before SIGTERM reaches it: with
         // batch sends a batch of 100 at 5 ms took about 10 ms, and the stop sometimes came after the last batch.

@@ -31,6 +31,15 @@ import Testing
         #expect(retry["x-dead-letter-routing-key"] as? String == "p.batches")
     }
 
+    @Test func aWaitGoesToTheLongestDelayQueueNotLongerThanItElseTheShortest() {
+        let topology = Topology(
+            prefix: "p", queueType: .classic, retryDelays: [.seconds(10), .seconds(1), .seconds(60)])
+        #expect(topology.delayQueue(for: .milliseconds(300)) == "p.retry.1s")
+        #expect(topology.delayQueue(for: .seconds(1)) == "p.retry.1s")
+        #expect(topology.delayQueue(for: .seconds(59)) == "p.retry.10s")
+        #expect(topology.delayQueue(for: .seconds(3600)) == "p.retry.1m")
+    }
+
     @Test(arguments: Topology.QueueType.allCases)
     func retryQueueDeliversBackToBatchesAfterItsDelayWithTheAttemptCount(_ queueType: Topology.QueueType) async throws {
         let topology = Topology(

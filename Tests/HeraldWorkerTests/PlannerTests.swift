@@ -134,4 +134,22 @@ import Testing
         #expect(try await planner.resume(.singleBatch, job: one, after: .completed(jobFinished: .done)) == .done)
         #expect(store.state.withLock { $0.finishedPlanning } == 1)
     }
+
+    @Test func aThrottledJobIsCutIntoBatchesOfAboutTheWindowsWorthAndNeverDeliveredHere() async throws {
+        let (store, publisher) = (FakeStore(devices: 0), FakePublisher())
+        let planner = Self.planner(store, publisher)
+        let three = (0..<3).map { "\"\(String(format: "%064x", $0))\"" }.joined(separator: ",")
+        // 2 s of 1/s: batches of 2; and even a job that fits in one batch goes through the batches queue, where
+        // its batch may wait for its turn.
+        let slow = try Self.job(#"{"tokens":[\#(three)]}"#)
+        var throttled = slow
+        throttled.throttlePerSecond = 1
+        #expect(planner.devicesPerBatch(for: throttled) == 2)
+        let step = try await planner.plan(throttled, cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+        #expect(step == .finished(nil))
+        #expect(publisher.batches.map { $0.tokens?.count } == [2, 1])
+        throttled.throttlePerSecond = 10_000
+        #expect(planner.devicesPerBatch(for: throttled) == 1000)
+        #expect(planner.devicesPerBatch(for: slow) == 1000)
+    }
 }

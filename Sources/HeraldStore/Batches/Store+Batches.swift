@@ -194,26 +194,46 @@ extension Store {
         return finished
     }
 
-    /// Takes `count` sends from the job's shared rate limit and says how long to wait before making them, so that
-    /// all workers together stay under `perSecond`.
-    public func throttle(job: JobKey, count: Int, perSecond: Int) async throws(StoreError) -> Duration {
+    /// Takes `count` sends from the job's shared rate limit, if its next free slot starts within `window`, so that
+    /// all workers together stay under `perSecond`; a slot further ahead is not taken. Either way says how long
+    /// until it starts.
+    public func takeThrottle(job: JobKey, count: Int, perSecond: Int, within window: Duration) async throws(StoreError)
+        -> ThrottleSlot
+    {
         try await run("taking from the throttle") {
             let seconds = Double(count) / Double(max(perSecond, 1))
+            let windowSeconds = Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18
             let rows = try await client.query(
                 """
                 WITH slot AS (
                     SELECT greatest(coalesce(throttle_next_at, clock_timestamp()), clock_timestamp()) AS start
-                    FROM jobs WHERE app_id = \(job.app) AND id = \(job.id) FOR UPDATE)
-                UPDATE jobs SET throttle_next_at = slot.start + make_interval(secs => \(seconds))
-                FROM slot WHERE jobs.app_id = \(job.app) AND jobs.id = \(job.id)
-                RETURNING (extract(epoch FROM slot.start - clock_timestamp()) * 1000000)::bigint
+                    FROM jobs WHERE app_id = \(job.app) AND id = \(job.id) FOR UPDATE),
+                taken AS (
+                    UPDATE jobs SET throttle_next_at = slot.start + make_interval(secs => \(seconds))
+                    FROM slot WHERE jobs.app_id = \(job.app) AND jobs.id = \(job.id)
+                      AND slot.start <= clock_timestamp() + make_interval(secs => \(windowSeconds))
+                    RETURNING 1)
+                SELECT (extract(epoch FROM slot.start - clock_timestamp()) * 1000000)::bigint,
+                       EXISTS (SELECT 1 FROM taken)
+                FROM slot
                 """,
                 logger: logger
             )
-            for try await micros in rows.decode(Int64.self) { return .microseconds(max(micros, 0)) }
-            return .zero
+            for try await (micros, taken) in rows.decode((Int64, Bool).self) {
+                let wait = Duration.microseconds(max(micros, 0))
+                return taken ? .taken(wait: wait) : .later(wait: wait)
+            }
+            return .taken(wait: .zero)
         }
     }
+}
+
+/// A batch's turn in its job's send rate (`Store.takeThrottle`).
+public enum ThrottleSlot: Sendable, Equatable {
+    /// Taken: the batch's sends start after `wait`, which is within the window asked for.
+    case taken(wait: Duration)
+    /// Not taken: the job's rate is booked further ahead than the window; its next slot starts after `wait`.
+    case later(wait: Duration)
 }
 
 // The statements of the batch lifecycle, for the store and for the tests that hold their plans to their indexes

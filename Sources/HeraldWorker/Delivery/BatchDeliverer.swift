@@ -32,6 +32,9 @@ struct BatchDeliverer: Sendable {
         case skipped(JobState)
         /// The job is not known (never registered, or purged after its retention).
         case unknownJob
+        /// The job is throttled and the batch's turn is further off than the throttle window: nothing sent; the
+        /// batch goes back to a delay queue for about this long.
+        case deferred(Duration)
     }
 
     func deliver(_ batch: BatchMessage) async throws -> Outcome {
@@ -76,6 +79,20 @@ struct BatchDeliverer: Sendable {
             writeBack.expired = devices.count
             metrics.record(outcome: NotificationOutcome.expired.rawValue, reason: "", count: devices.count)
             return try await finish(batch, writeBack: writeBack, retry: nil)
+        }
+
+        if let throttle {
+            // The batch's turn in the job's rate (shared by every worker), taken only if it is near: a worker never
+            // holds a batch for long waiting for it.
+            let slot = try await store.takeThrottle(
+                job: job.key, count: devices.count, perSecond: throttle, within: configuration.throttleWindow)
+            switch slot {
+            case .later(let wait):
+                metrics.batchesDeferred.increment()
+                return .deferred(wait)
+            case .taken(let wait):
+                if wait > .zero { try await Task.sleep(for: wait) }
+            }
         }
 
         var badges: [String: Int] = [:]
@@ -222,17 +239,20 @@ struct BatchDeliverer: Sendable {
             publishedAt: publishedAt
         )
         guard let throttle else { return await sender.sendProbingFirst([share], through: client)[0] }
-        // Throttled: the probe, then chunks of a tenth of the rate, each once the job's rate (shared by every
-        // worker) lets it go.
+        // Throttled: the batch's turn is taken (`deliver`); its sends go out at the job's rate from now, the probe
+        // first, then chunks of a tenth of the rate.
         var results: [DeviceResult] = []
         results.reserveCapacity(requests.count)
+        let start = ContinuousClock.now
         var rest = share
+        var sent = 0
         var chunk = 1
         while !rest.range.isEmpty {
+            let due = start + .seconds(Double(sent) / Double(throttle))
+            if due > .now { try await Task.sleep(until: due, clock: .continuous) }
             let slice = rest.prefix(chunk)
-            let wait = try await store.throttle(job: job.key, count: slice.range.count, perSecond: throttle)
-            if wait > .zero { try await Task.sleep(for: wait) }
             results += await sender.sendShares([slice], through: client)[0]
+            sent += slice.range.count
             rest = rest.dropFirst(slice.range.count)
             chunk = max(1, min(throttle / 10, configuration.sendConcurrency))
         }

@@ -48,6 +48,22 @@ struct BatchConsumer: Sendable {
             await park(delivery, reason: reason, consumer: consumer)
             return
         }
+        if case .deferred(let wait) = outcome {
+            // Back to a delay queue (which returns it to the batches queue), confirmed before the ack: a copy that
+            // is lost in between comes back as this message.
+            do {
+                let queue = configuration.topology.delayQueue(for: wait)
+                try await outages.untilDone("deferring a throttled batch") {
+                    try await deliverer.publisher.publish(
+                        delivery.body, routingKey: queue, properties: delivery.properties, mandatory: true)
+                }
+            } catch {
+                logger.notice(
+                    "a throttled batch could not be deferred, handing it back", metadata: ["error": "\(error)"])
+                try? await consumer.nack(delivery, requeue: true)
+                return
+            }
+        }
         guard (try? await consumer.ack(delivery)) != nil else { return }
         switch outcome {
         case .completed(let finished):
@@ -59,6 +75,8 @@ struct BatchConsumer: Sendable {
             break
         case .unknownJob:
             logger.warning("batch of an unknown job dropped", metadata: ["batch": "\(batch.key)"])
+        case .deferred:
+            configuration.onJobHandled?(.batchDeferred(batch.key))
         }
     }
 

@@ -50,6 +50,8 @@ struct Planner: Sendable {
     let publisher: any BatchPublishing
     /// Devices per batch.
     let batchSize: Int
+    /// A throttled job's batches hold about this much of its rate (`WorkerConfiguration.throttleWindow`).
+    var throttleWindow: Duration = .seconds(2)
     let metrics: WorkerMetrics
     let logger: Logger
     var onJobHandled: (@Sendable (JobEvent) -> Void)? = nil
@@ -83,17 +85,23 @@ struct Planner: Sendable {
     /// `redelivered`: the broker handed this message out before and it was not acknowledged (a worker died or gave
     /// it back). A job that fits in one batch was being delivered by that worker itself, not through the batches
     /// queue, so its batch is delivered again unless it is done.
+    /// A throttled job is never delivered here: its batches wait for their turn in the job's rate, which a job
+    /// message must not do.
     func plan(_ job: PreparedJob, cursor: String?, nextSeq: Int, planned: Bool, redelivered: Bool) async throws
         -> Step
     {
-        if planned, redelivered, case .tokens(let tokens) = job.audience, tokens.count <= batchSize, nextSeq == 1 {
+        let batchSize = devicesPerBatch(for: job)
+        let here = job.throttlePerSecond == nil
+        if planned, redelivered, here, case .tokens(let tokens) = job.audience, tokens.count <= batchSize,
+            nextSeq == 1
+        {
             let batch = BatchMessage(app: job.app, job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
             return .deliverHere(batch, then: .redelivered)
         }
         if !planned {
             switch job.audience {
             case .tokens(let tokens):
-                if cursor == nil && tokens.count <= batchSize {
+                if cursor == nil && tokens.count <= batchSize && here {
                     // The common small job: one batch, planned and finished in its own completion transaction.
                     let batch = BatchMessage(app: job.app, job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
                     try await store.planSingleBatch(batch.key, cursor: String(tokens.count))
@@ -122,6 +130,14 @@ struct Planner: Sendable {
         return try await finishPlanning(job)
     }
 
+    /// Devices per batch of `job`: a throttled job's hold about `throttleWindow` of its rate, so that a batch
+    /// whose turn has come is sent within about that.
+    func devicesPerBatch(for job: PreparedJob) -> Int {
+        guard let rate = job.throttlePerSecond else { return batchSize }
+        let window = Double(throttleWindow.components.seconds) + Double(throttleWindow.components.attoseconds) / 1e18
+        return max(1, min(batchSize, Int((Double(rate) * window).rounded(.down))))
+    }
+
     private func finishPlanning(_ job: PreparedJob) async throws -> JobState? {
         let finished = try await store.finishPlanning(job: job.key)
         if let finished { metrics.jobFinished(state: finished.rawValue) }
@@ -129,6 +145,7 @@ struct Planner: Sendable {
     }
 
     private func planTokens(_ job: PreparedJob, tokens: [DeviceToken], from start: Int, nextSeq: Int) async throws {
+        let batchSize = devicesPerBatch(for: job)
         var index = start
         var seq = nextSeq
         while index < tokens.count {
@@ -144,13 +161,14 @@ struct Planner: Sendable {
     /// Publishes the audience's batches page by page; returns the one batch to deliver here if the whole audience
     /// fits in one.
     private func planAudience(_ job: PreparedJob, cursor start: String?, nextSeq: Int) async throws -> Step? {
+        let batchSize = devicesPerBatch(for: job)
         var cursor = start
         var seq = nextSeq
         while true {
             // Only the page's size and last token: the deliverer reads the devices themselves.
             let page = try await store.devicesPageBoundary(
                 app: job.app, filter: job.audience.filter, after: cursor, limit: batchSize)
-            if seq == 0 && page.count < batchSize {
+            if seq == 0 && page.count < batchSize && job.throttlePerSecond == nil {
                 // The whole audience fits in one batch: delivered here instead of through the queue.
                 let batch = BatchMessage(
                     app: job.app, job: job.id, seq: 0, attempt: 1, after: nil, through: page.last ?? "")
