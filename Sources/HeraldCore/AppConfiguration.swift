@@ -21,11 +21,15 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     public var caFile: String?
     /// How Herald authenticates to APNs for this app.
     public var auth: Authentication
+    /// The most notifications per second sent for this app, all its jobs and all workers together; nil is no limit.
+    /// Its jobs then all take the throttled path (`throttle_per_second`), at the lower of the two rates.
+    public var maxPerSecond: Int?
 
     enum CodingKeys: String, CodingKey {
         case id, topic, environment, environments, endpoint, endpoints
         case caFile = "ca_file"
         case auth
+        case maxPerSecond = "max_per_second"
     }
 
     public init(
@@ -36,7 +40,8 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         endpoint: String? = nil,
         endpoints: [String: String]? = nil,
         caFile: String? = nil,
-        auth: Authentication
+        auth: Authentication,
+        maxPerSecond: Int? = nil
     ) {
         self.id = id
         self.topic = topic
@@ -46,6 +51,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         self.endpoints = endpoints
         self.caFile = caFile
         self.auth = auth
+        self.maxPerSecond = maxPerSecond
     }
 
     /// The APNs environment of an app.
@@ -188,6 +194,9 @@ public struct AppsFile: Sendable, Hashable, Codable {
                 throw ConfigurationError("apps file: app \(app.id) is listed twice")
             }
             guard !app.topic.isEmpty else { throw ConfigurationError("app \(app.id): topic is empty") }
+            if let rate = app.maxPerSecond, !(1...Int(Int32.max)).contains(rate) {
+                throw ConfigurationError("app \(app.id): max_per_second must be 1 to \(Int32.max), not \(rate)")
+            }
             try app.checkEnvironments()
         }
         return file
@@ -195,6 +204,11 @@ public struct AppsFile: Sendable, Hashable, Codable {
 
     /// The app with id `id`.
     public func app(_ id: String) -> AppConfiguration? { apps.first { $0.id == id } }
+
+    /// The apps' send rates (`max_per_second`), by app id, for the apps that have one.
+    public var sendRates: [String: Int] {
+        Dictionary(apps.compactMap { app in app.maxPerSecond.map { (app.id, $0) } }, uniquingKeysWith: min)
+    }
 }
 
 /// A configuration problem, named precisely. Never contains secrets.

@@ -17,6 +17,19 @@ import Testing
         #expect(try news.resolvedEndpoint() == ("127.0.0.1", 2197))
         let b = try #require(file.app("b"))
         #expect(try b.resolvedEndpoint() == ("api.sandbox.push.apple.com", 443))
+        #expect(news.maxPerSecond == nil && file.sendRates.isEmpty)
+    }
+
+    @Test func anAppsSendRateIsReadAndListed() throws {
+        let json = #"""
+            {"apps": [{"id": "a", "topic": "com.a", "environment": "production", "max_per_second": 500,
+                       "auth": {"type": "token", "team_id": "T", "key_id": "K", "key_file": "k.p8"}},
+                      {"id": "b", "topic": "com.b", "environment": "production",
+                       "auth": {"type": "token", "team_id": "T", "key_id": "K", "key_file": "k.p8"}}]}
+            """#
+        let file = try AppsFile.parse(Data(json.utf8))
+        #expect(file.app("a")?.maxPerSecond == 500)
+        #expect(file.sendRates == ["a": 500])
     }
 
     @Test(arguments: [
@@ -56,6 +69,18 @@ import Testing
         (
             #"{"apps":[{"id":"a","topic":"a","environment":"production","endpoint":"https://x","endpoints":{"production":"https://y"},"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
             "disagree"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","max_per_second":0,"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "app a: max_per_second must be 1 to 2147483647, not 0"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","max_per_second":2147483648,"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "max_per_second must be 1 to 2147483647"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","max_per_second":"10","auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "not valid"
         ),
     ])
     func rejectsBadFilesNamingTheProblem(json: String, expected: String) {

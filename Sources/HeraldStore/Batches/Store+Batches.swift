@@ -1,4 +1,5 @@
 import APNSCore
+import Foundation
 import HeraldCore
 import Logging
 import PostgresNIO
@@ -194,36 +195,52 @@ extension Store {
         return finished
     }
 
-    /// Takes `count` sends from the job's shared rate limit, if its next free slot starts within `window`, so that
-    /// all workers together stay under `perSecond`; a slot further ahead is not taken. Either way says how long
-    /// until it starts.
-    public func takeThrottle(job: JobKey, count: Int, perSecond: Int, within window: Duration) async throws(StoreError)
-        -> ThrottleSlot
-    {
-        try await run("taking from the throttle") {
-            let seconds = Double(count) / Double(max(perSecond, 1))
-            let windowSeconds = Double(window.components.seconds) + Double(window.components.attoseconds) / 1e18
-            let rows = try await client.query(
-                """
-                WITH slot AS (
-                    SELECT greatest(coalesce(throttle_next_at, clock_timestamp()), clock_timestamp()) AS start
-                    FROM jobs WHERE app_id = \(job.app) AND id = \(job.id) FOR UPDATE),
-                taken AS (
-                    UPDATE jobs SET throttle_next_at = slot.start + make_interval(secs => \(seconds))
-                    FROM slot WHERE jobs.app_id = \(job.app) AND jobs.id = \(job.id)
-                      AND slot.start <= clock_timestamp() + make_interval(secs => \(windowSeconds))
-                    RETURNING 1)
-                SELECT (extract(epoch FROM slot.start - clock_timestamp()) * 1000000)::bigint,
-                       EXISTS (SELECT 1 FROM taken)
-                FROM slot
-                """,
-                logger: logger
-            )
-            for try await (micros, taken) in rows.decode((Int64, Bool).self) {
-                let wait = Duration.microseconds(max(micros, 0))
-                return taken ? .taken(wait: wait) : .later(wait: wait)
+    /// Takes a batch's turn of `count` sends in the rates it is under, if the turn starts within `window`: its
+    /// job's (`jobRate`, the leaky bucket in the job's row) and its app's (`appRate`, `app_send_rates`), so that
+    /// all workers together stay under each. The turn starts when both are free; a turn further off is not taken.
+    /// Either way says how long until it starts.
+    public func takeTurn(
+        job: JobKey, count: Int, jobRate: Int?, appRate: Int?, within window: Duration
+    ) async throws(StoreError) -> ThrottleSlot {
+        try await run("taking a turn in the send rate") {
+            try await client.withTransaction(logger: logger) { connection in
+                // The app's row first, then the job's: every batch locks them in that order.
+                var nexts: [Date] = []
+                if appRate != nil {
+                    let rows = try await connection.query(
+                        """
+                        INSERT INTO app_send_rates AS r (app_id, next_at) VALUES (\(job.app), clock_timestamp())
+                        ON CONFLICT (app_id) DO UPDATE SET next_at = r.next_at RETURNING r.next_at
+                        """, logger: logger)
+                    for try await next in rows.decode(Date.self) { nexts.append(next) }
+                }
+                let rows = try await connection.query(
+                    """
+                    SELECT coalesce(throttle_next_at, clock_timestamp()), clock_timestamp() FROM jobs
+                    WHERE app_id = \(job.app) AND id = \(job.id) FOR UPDATE
+                    """, logger: logger)
+                var now: Date? = nil
+                for try await (next, clock) in rows.decode((Date, Date).self) {
+                    if jobRate != nil { nexts.append(next) }
+                    now = clock
+                }
+                guard let now else { return .taken(wait: .zero) }
+                let start = max(nexts.max() ?? now, now)
+                let wait = Duration.microseconds(Int64((start.timeIntervalSince(now) * 1_000_000).rounded()))
+                guard wait <= window else { return .later(wait: wait) }
+                if let appRate {
+                    let next = start.addingTimeInterval(Double(count) / Double(max(appRate, 1)))
+                    try await connection.query(
+                        "UPDATE app_send_rates SET next_at = \(next) WHERE app_id = \(job.app)", logger: logger)
+                }
+                if let jobRate {
+                    let next = start.addingTimeInterval(Double(count) / Double(max(jobRate, 1)))
+                    try await connection.query(
+                        "UPDATE jobs SET throttle_next_at = \(next) WHERE app_id = \(job.app) AND id = \(job.id)",
+                        logger: logger)
+                }
+                return .taken(wait: wait)
             }
-            return .taken(wait: .zero)
         }
     }
 }

@@ -43,41 +43,35 @@ extension Store {
                     do { outcome.finish(.success(try await body())) } catch { outcome.finish(.failure(error)) }
                 }
                 let watchdog = Task { [self] in
+                    @Sendable func giveUp(_ line: Logger.Message, _ reason: String) {
+                        logger.warning(line, metadata: ["operation": "\(what)"])
+                        outcome.finish(.failure(StoreError(.queryFailed, "\(what) failed: \(reason)")))
+                        work.cancel()
+                    }
                     var outageSeen = false
-                    var answeringSince: ContinuousClock.Instant? = nil
+                    // Since when pings have failed, or (after an outage) have answered again.
                     var silentSince: ContinuousClock.Instant? = nil
+                    var answeringSince: ContinuousClock.Instant? = nil
                     while !Task.isCancelled {
                         try? await Task.sleep(for: stalls.checkInterval)
                         guard !Task.isCancelled, !outcome.isFinished else { return }
-                        guard await databaseAnswers(within: .seconds(1)) else {
-                            outageSeen = true
-                            answeringSince = nil
-                            let since = silentSince ?? .now
-                            silentSince = since
-                            if since.duration(to: .now) >= stalls.grace {
-                                logger.warning(
-                                    "the database does not answer, giving up on a statement",
-                                    metadata: ["operation": "\(what)"])
-                                outcome.finish(
-                                    .failure(StoreError(.queryFailed, "\(what) failed: the database does not answer")))
-                                work.cancel()
-                                return
-                            }
-                            continue
-                        }
-                        silentSince = nil
+                        let answers = await databaseAnswers(within: .seconds(1))
+                        outageSeen = outageSeen || !answers
                         guard outageSeen else { continue }
-                        let since = answeringSince ?? .now
-                        answeringSince = since
-                        if since.duration(to: .now) >= stalls.grace {
-                            logger.warning(
+                        if answers { silentSince = nil } else { answeringSince = nil }
+                        let since = (answers ? answeringSince : silentSince) ?? .now
+                        if answers { answeringSince = since } else { silentSince = since }
+                        guard since.duration(to: .now) >= stalls.grace else { continue }
+                        if answers {
+                            giveUp(
                                 "a statement lost with its connection, giving up on it",
-                                metadata: ["operation": "\(what)"])
-                            outcome.finish(
-                                .failure(StoreError(.queryFailed, "\(what) failed: the connection was lost under it")))
-                            work.cancel()
-                            return
+                                "the connection was lost under it")
+                        } else {
+                            giveUp(
+                                "the database does not answer, giving up on a statement", "the database does not answer"
+                            )
                         }
+                        return
                     }
                 }
                 outcome.onFinish { watchdog.cancel() }

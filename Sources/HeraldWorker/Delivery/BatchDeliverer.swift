@@ -81,11 +81,14 @@ struct BatchDeliverer: Sendable {
             return try await finish(batch, writeBack: writeBack, retry: nil)
         }
 
-        if let throttle {
-            // The batch's turn in the job's rate (shared by every worker), taken only if it is near: a worker never
-            // holds a batch for long waiting for it.
-            let slot = try await store.takeThrottle(
-                job: job.key, count: devices.count, perSecond: throttle, within: configuration.throttleWindow)
+        // The lower of the job's and the app's rates paces the batch's sends.
+        let rate = [throttle, app.maxPerSecond].compactMap { $0 }.min()
+        if rate != nil {
+            // The batch's turn in the job's and the app's rates (shared by every worker), taken only if it is near:
+            // a worker never holds a batch for long waiting for it.
+            let slot = try await store.takeTurn(
+                job: job.key, count: devices.count, jobRate: throttle, appRate: app.maxPerSecond,
+                within: configuration.throttleWindow)
             switch slot {
             case .later(let wait):
                 metrics.batchesDeferred.increment()
@@ -105,8 +108,7 @@ struct BatchDeliverer: Sendable {
         for (environment, share) in Self.byEnvironment(devices, app: app) {
             let client = appClients.client(for: environment)
             let requests = makeRequests(for: share, job: job, bundleID: app.topic, badges: badges)
-            results += try await send(
-                requests, job: job, client: client, throttle: throttle, publishedAt: publishedAt)
+            results += try await send(requests, job: job, client: client, throttle: rate, publishedAt: publishedAt)
         }
 
         // The notifications are out: from here each write is held through an outage and tried again alone, and a

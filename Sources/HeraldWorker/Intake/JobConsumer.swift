@@ -90,13 +90,14 @@ struct JobConsumer: Sendable {
     }
 
     /// A job of explicit tokens that fits in one batch, with the same payload for every device, no throttle and no
-    /// schedule, for an app that sends every device to one environment: most jobs, in most deployments. (Groups
+    /// schedule, for an app that sends every device to one environment and has no send rate of its own: most jobs,
+    /// in most deployments. (Groups
     /// read nothing per device; an app serving both environments needs each device's.)
     private func isSmall(_ job: PreparedJob) -> Bool {
         guard case .tokens(let tokens) = job.audience else { return false }
+        let app = configuration.apps.app(job.app)
         return tokens.count <= configuration.batchSize && job.sendAt == nil && job.throttlePerSecond == nil
-            && !job.template.variesPerDevice
-            && configuration.apps.app(job.app)?.sendsPerDeviceEnvironment != true
+            && app?.maxPerSecond == nil && !job.template.variesPerDevice && app?.sendsPerDeviceEnvironment != true
     }
 
     /// Registers and plans one job (delivering it here if it fits in one batch), holding the job's planning claim:

@@ -52,6 +52,8 @@ struct Planner: Sendable {
     let batchSize: Int
     /// A throttled job's batches hold about this much of its rate (`WorkerConfiguration.throttleWindow`).
     var throttleWindow: Duration = .seconds(2)
+    /// Apps' own send rates (`max_per_second`), by app id: their jobs are planned as throttled ones.
+    var appRates: [String: Int] = [:]
     let metrics: WorkerMetrics
     let logger: Logger
     var onJobHandled: (@Sendable (JobEvent) -> Void)? = nil
@@ -91,7 +93,7 @@ struct Planner: Sendable {
         -> Step
     {
         let batchSize = devicesPerBatch(for: job)
-        let here = job.throttlePerSecond == nil
+        let here = rate(of: job) == nil
         if planned, redelivered, here, case .tokens(let tokens) = job.audience, tokens.count <= batchSize,
             nextSeq == 1
         {
@@ -133,9 +135,14 @@ struct Planner: Sendable {
     /// Devices per batch of `job`: a throttled job's hold about `throttleWindow` of its rate, so that a batch
     /// whose turn has come is sent within about that.
     func devicesPerBatch(for job: PreparedJob) -> Int {
-        guard let rate = job.throttlePerSecond else { return batchSize }
+        guard let rate = rate(of: job) else { return batchSize }
         let window = Double(throttleWindow.components.seconds) + Double(throttleWindow.components.attoseconds) / 1e18
         return max(1, min(batchSize, Int((Double(rate) * window).rounded(.down))))
+    }
+
+    /// The rate `job` is sent at: the lower of its own throttle and its app's; nil if neither has one.
+    func rate(of job: PreparedJob) -> Int? {
+        [job.throttlePerSecond, appRates[job.app]].compactMap { $0 }.min()
     }
 
     private func finishPlanning(_ job: PreparedJob) async throws -> JobState? {
@@ -168,7 +175,7 @@ struct Planner: Sendable {
             // Only the page's size and last token: the deliverer reads the devices themselves.
             let page = try await store.devicesPageBoundary(
                 app: job.app, filter: job.audience.filter, after: cursor, limit: batchSize)
-            if seq == 0 && page.count < batchSize && job.throttlePerSecond == nil {
+            if seq == 0 && page.count < batchSize && rate(of: job) == nil {
                 // The whole audience fits in one batch: delivered here instead of through the queue.
                 let batch = BatchMessage(
                     app: job.app, job: job.id, seq: 0, attempt: 1, after: nil, through: page.last ?? "")
