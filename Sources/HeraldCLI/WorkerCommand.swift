@@ -37,6 +37,13 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(help: "Devices per batch.")
     var batchSize: Int = 1000
 
+    @Option(
+        help: """
+            Batches of a job planned before its planning pauses until half of them are done, so that other jobs' \
+            batches get past a large broadcast's (1 to 1000000; off by default).
+            """)
+    var planAhead: Int?
+
     @Option(help: "The largest job or batch message read, in bytes; larger ones are parked unread.")
     var maxMessageBytes: Int = 1 << 20
 
@@ -62,6 +69,9 @@ struct WorkerCommand: AsyncParsableCommand {
         guard (1...1_000_000).contains(pruneBreakerMinimum) else {
             throw ValidationError("--prune-breaker-minimum must be 1 to 1000000")
         }
+        if let planAhead, !(1...1_000_000).contains(planAhead) {
+            throw ValidationError("--plan-ahead must be 1 to 1000000")
+        }
     }
 
     func run() async throws {
@@ -73,6 +83,7 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.prefetch = prefetch
         configuration.batchPrefetch = batchPrefetch
         configuration.batchSize = batchSize
+        configuration.planAhead = planAhead
         configuration.connectionsPerApp = connections
         guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024") }
         guard (1...1000).contains(maxDeliveries) else { throw ValidationError("--max-deliveries must be 1 to 1000") }

@@ -39,6 +39,11 @@ public struct WorkerConfiguration: Sendable {
     /// goes back to a delay queue rather than wait in the worker, and a throttled job's batches hold about this
     /// much of its rate, so that no batch holds a worker for much longer than twice this.
     public var throttleWindow: Duration = .seconds(2)
+    /// Batches of an unthrottled job planned before its planning pauses until half of them are done (the scheduler
+    /// then resumes it): with it, the batches queue holds at most about one and a half times this of any job, and a
+    /// later job's batches, another app's among them, wait behind that rather than behind a whole broadcast. nil
+    /// (the default) plans a job whole. A throttled job is always paced, at about 30 s of its rate.
+    public var planAhead: Int? = nil
     /// Notifications of one job in flight at once.
     public var sendConcurrency: Int = 500
     /// HTTP/2 connections per app.
@@ -93,6 +98,9 @@ public enum JobEvent: Sendable, Hashable {
     /// A throttled job's batch went back to a delay queue: its turn in the job's rate is further off than the
     /// throttle window.
     case batchDeferred(BatchKey)
+    /// The job's planning paused after a window of batches (`WorkerConfiguration.planAhead`, or a throttled job's
+    /// next 30 s); the scheduler resumes it once fewer than half of them are pending.
+    case planningPaused(app: String, id: String)
     /// The job was already final, or another live planner is planning it (`running`): acknowledged without sending.
     case duplicate(app: String, id: String, state: JobState)
     /// The prune breaker stopped the job (its answers look like a misconfigured app); `finished` follows.

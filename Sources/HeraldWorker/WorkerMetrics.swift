@@ -14,6 +14,8 @@ struct WorkerMetrics: Sendable {
     /// Jobs stopped by the prune breaker (an app that looks misconfigured).
     let pruneBreakerTrips = Counter(label: "herald_prune_breaker_trips_total")
     let jobsScheduledReleased = Counter(label: "herald_jobs_released_total")
+    /// Jobs whose paused planning the scheduler resumed (`WorkerConfiguration.planAhead`, throttled jobs).
+    let planningResumed = Counter(label: "herald_planning_resumed_total")
     let latency = Timer(label: "herald_notification_latency_seconds", preferredDisplayUnit: .seconds)
     let inFlightBatches = Meter(label: "herald_batches_in_flight")
 

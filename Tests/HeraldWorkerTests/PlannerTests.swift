@@ -16,6 +16,8 @@ import Testing
             var planned: [(BatchKey, String?)] = []
             var singleBatches: [BatchKey] = []
             var finishedPlanning = 0
+            /// `resumeBelow` of each pause.
+            var pauses: [Int] = []
             /// Batches recorded before the job is taken for stopped (recordPlanned answers false).
             var runningFor = Int.max
         }
@@ -48,6 +50,11 @@ import Testing
         func finishPlanning(job: JobKey) async throws -> JobState? {
             state.withLock { $0.finishedPlanning += 1 }
             return nil
+        }
+
+        func pausePlanning(job: JobKey, resumeBelow: Int) async throws -> Bool {
+            state.withLock { $0.pauses.append(resumeBelow) }
+            return true
         }
 
         func databaseAnswers(within timeout: Duration) async -> Bool { true }
@@ -151,5 +158,39 @@ import Testing
         throttled.throttlePerSecond = 10_000
         #expect(planner.devicesPerBatch(for: throttled) == 1000)
         #expect(planner.devicesPerBatch(for: slow) == 1000)
+    }
+
+    @Test func planningPausesAfterItsWindowAndGoesOnFromItsCursorWhenResumed() async throws {
+        let (store, publisher) = (FakeStore(devices: 2_500), FakePublisher())
+        var planner = Self.planner(store, publisher)
+        planner.planAhead = 2
+        let job = try Self.job(#"{"all":true}"#)
+        // Two batches, then a pause until fewer than one is pending; the job is not finished.
+        let first = try await planner.plan(job, cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+        #expect(first == .finished(nil))
+        #expect(publisher.batches.map(\.seq) == [0, 1])
+        #expect(store.state.withLock { ($0.pauses, $0.finishedPlanning) } == ([1], 0))
+        // The job message again (the scheduler resumed it): the last batch, from the cursor, and the end.
+        let second = try await planner.plan(
+            job, cursor: store.tokens[1999], nextSeq: 2, planned: false, redelivered: false)
+        #expect(second == .finished(nil))
+        #expect(publisher.batches.map(\.seq) == [0, 1, 2])
+        #expect(store.state.withLock { ($0.pauses, $0.finishedPlanning) } == ([1], 1))
+    }
+
+    @Test func aThrottledJobsWindowIsAboutThirtySecondsOfItsRate() throws {
+        var planner = Self.planner(FakeStore(devices: 0), FakePublisher())
+        planner.appRates = ["a": 100]
+        var job = try Self.job(#"{"all":true}"#)
+        // The app's 100/s: batches of 200 (2 s), 15 of them.
+        #expect(planner.devicesPerBatch(for: job) == 200 && planner.window(for: job) == 15)
+        // A lower job rate wins: 1/s, batches of 2, 15 of them; never fewer than 2.
+        job.throttlePerSecond = 1
+        #expect(planner.devicesPerBatch(for: job) == 2 && planner.window(for: job) == 15)
+        planner.appRates = [:]
+        job.throttlePerSecond = 100_000
+        #expect(planner.devicesPerBatch(for: job) == 1000 && planner.window(for: job) == 3000)
+        job.throttlePerSecond = nil
+        #expect(planner.window(for: job) == nil)
     }
 }

@@ -12,6 +12,7 @@ protocol PlanningStore: Sendable {
     func recordPlanned(_ key: BatchKey, cursor: String?) async throws -> Bool
     func planSingleBatch(_ key: BatchKey, cursor: String?) async throws
     func finishPlanning(job: JobKey) async throws -> JobState?
+    func pausePlanning(job: JobKey, resumeBelow: Int) async throws -> Bool
     func databaseAnswers(within timeout: Duration) async -> Bool
 }
 
@@ -43,7 +44,12 @@ struct AMQPBatchPublisher: BatchPublishing {
 /// caller (`Step.deliverHere`), which delivers it in this process and then calls `resume`.
 ///
 /// Planning resumes where it stopped: the cursor moves only after a batch is published, so a crash re-publishes at
-/// most the batch it was on (and its delivery is deduplicated by the batch's completion record). Only the holder of
+/// most the batch it was on (and its delivery is deduplicated by the batch's completion record).
+///
+/// Planning is paced for a job with a window (`window(for:)`): after that many batches it pauses the job and
+/// returns; the scheduler publishes the job message again once fewer than half of them are pending, and planning
+/// goes on from the cursor. So the batches queue never holds more than about a window and a half of such a job:
+/// a later job's batches wait behind that, not behind the whole job. Only the holder of
 /// the job's planning claim plans it (`JobConsumer`, `PlanningClaims`): two copies of a job never plan at once.
 struct Planner: Sendable {
     let store: any PlanningStore
@@ -54,6 +60,9 @@ struct Planner: Sendable {
     var throttleWindow: Duration = .seconds(2)
     /// Apps' own send rates (`max_per_second`), by app id: their jobs are planned as throttled ones.
     var appRates: [String: Int] = [:]
+    /// Batches of an unthrottled job planned before its planning pauses (`WorkerConfiguration.planAhead`); nil
+    /// plans it whole.
+    var planAhead: Int? = nil
     let metrics: WorkerMetrics
     let logger: Logger
     var onJobHandled: (@Sendable (JobEvent) -> Void)? = nil
@@ -109,9 +118,12 @@ struct Planner: Sendable {
                     try await store.planSingleBatch(batch.key, cursor: String(tokens.count))
                     return .deliverHere(batch, then: .singleBatch)
                 }
-                try await planTokens(job, tokens: tokens, from: Int(cursor ?? "0") ?? 0, nextSeq: nextSeq)
+                let from = Int(cursor ?? "0") ?? 0
+                if let paused = try await planTokens(job, tokens: tokens, from: from, nextSeq: nextSeq) {
+                    return paused
+                }
             case .users, .topic, .all:
-                if let onePage = try await planAudience(job, cursor: cursor, nextSeq: nextSeq) { return onePage }
+                if let step = try await planAudience(job, cursor: cursor, nextSeq: nextSeq) { return step }
             }
         }
         return .finished(try await finishPlanning(job))
@@ -140,6 +152,24 @@ struct Planner: Sendable {
         return max(1, min(batchSize, Int((Double(rate) * window).rounded(.down))))
     }
 
+    /// Batches of `job` planned before planning pauses: about 30 s of a throttled job's rate (at least 2), else
+    /// `planAhead`; nil plans the job whole.
+    func window(for job: PreparedJob) -> Int? {
+        guard let rate = rate(of: job) else { return planAhead.map { max($0, 1) } }
+        return max(2, Int((Double(rate) * 30 / Double(devicesPerBatch(for: job))).rounded(.up)))
+    }
+
+    /// Pauses the job's planning after a window of batches, held through an outage. Returns the step that ends
+    /// this pass, or nil if the job no longer runs (planning then ends as for a stopped job).
+    private func pause(_ job: PreparedJob, window: Int) async throws -> Step? {
+        let paused = try await outages.untilDone("pausing planning") {
+            try await store.pausePlanning(job: job.key, resumeBelow: max(1, window / 2))
+        }
+        guard paused else { return nil }
+        onJobHandled?(.planningPaused(app: job.app, id: job.id))
+        return .finished(nil)
+    }
+
     /// The rate `job` is sent at: the lower of its own throttle and its app's; nil if neither has one.
     func rate(of job: PreparedJob) -> Int? {
         [job.throttlePerSecond, appRates[job.app]].compactMap { $0 }.min()
@@ -151,24 +181,31 @@ struct Planner: Sendable {
         return finished
     }
 
-    private func planTokens(_ job: PreparedJob, tokens: [DeviceToken], from start: Int, nextSeq: Int) async throws {
+    /// Publishes the tokens' batches from `start`; returns the step that ends the pass if planning paused.
+    private func planTokens(_ job: PreparedJob, tokens: [DeviceToken], from start: Int, nextSeq: Int) async throws
+        -> Step?
+    {
         let batchSize = devicesPerBatch(for: job)
+        let window = window(for: job)
         var index = start
         var seq = nextSeq
         while index < tokens.count {
+            if let window, seq - nextSeq == window { return try await pause(job, window: window) }
             let slice = tokens[index..<min(index + batchSize, tokens.count)]
             let batch = BatchMessage(app: job.app, job: job.id, seq: seq, attempt: 1, tokens: slice.map(\.hex))
             try await publish(batch)
             index += slice.count
-            guard try await recordPlanned(batch.key, cursor: String(index)) else { return }
+            guard try await recordPlanned(batch.key, cursor: String(index)) else { return nil }
             seq += 1
         }
+        return nil
     }
 
     /// Publishes the audience's batches page by page; returns the one batch to deliver here if the whole audience
-    /// fits in one.
+    /// fits in one, or the step that ends the pass if planning paused.
     private func planAudience(_ job: PreparedJob, cursor start: String?, nextSeq: Int) async throws -> Step? {
         let batchSize = devicesPerBatch(for: job)
+        let window = window(for: job)
         var cursor = start
         var seq = nextSeq
         while true {
@@ -182,6 +219,7 @@ struct Planner: Sendable {
                 return .deliverHere(batch, then: .onePage(cursor: page.last))
             }
             guard let last = page.last else { return nil }
+            if let window, seq - nextSeq == window { return try await pause(job, window: window) }
             let batch = BatchMessage(app: job.app, job: job.id, seq: seq, attempt: 1, after: cursor, through: last)
             try await publish(batch)
             guard try await recordPlanned(batch.key, cursor: last) else {

@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldStore
 import Logging
 import RabbitMQ
@@ -5,7 +6,8 @@ import ServiceLifecycle
 
 /// Releases scheduled jobs when their `send_at` comes: takes due jobs with `FOR UPDATE SKIP LOCKED` (so any number
 /// of workers can run it), publishes each back to `herald.jobs` with a confirm, and marks it queued in the same
-/// transaction. Also forgets finished jobs past the idempotency retention window.
+/// transaction. Resumes paused planning the same way (`Planner`, schemas/017). Also forgets finished jobs past the
+/// idempotency retention window.
 struct Scheduler: Sendable {
     let store: Store
     let configuration: WorkerConfiguration
@@ -18,6 +20,7 @@ struct Scheduler: Sendable {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 while try await releaseDue() == 100 {}
+                while try await resumePlanning() == 100 {}
                 if ContinuousClock.now - lastPurge > .seconds(3600) {
                     let retention = Int(configuration.idempotencyRetention.components.seconds)
                     try await store.purgeFinishedJobs(olderThanSeconds: retention)
@@ -33,22 +36,33 @@ struct Scheduler: Sendable {
 
     /// One pass; returns how many jobs it released.
     func releaseDue() async throws -> Int {
-        let topology = configuration.topology
-        let publisher = self.publisher
-        let released = try await store.releaseDueJobs(limit: 100) { due in
-            for job in due {
-                try await publisher.publish(
-                    Array(job.spec.utf8),
-                    routingKey: topology.jobs,
-                    properties: AMQPProperties(contentType: "application/json", messageID: job.job.id),
-                    mandatory: true
-                )
-            }
-        }
+        let released = try await store.releaseDueJobs(limit: 100) { due in try await publish(due) }
         if released > 0 {
             metrics.jobsScheduledReleased.increment(by: released)
             logger.info("scheduled jobs released", metadata: ["count": "\(released)"])
         }
         return released
+    }
+
+    /// One pass over paused planning; returns how many jobs it resumed.
+    func resumePlanning() async throws -> Int {
+        let resumed = try await store.resumePausedPlanning(limit: 100) { due in try await publish(due) }
+        if resumed > 0 {
+            metrics.planningResumed.increment(by: resumed)
+            logger.debug("paused planning resumed", metadata: ["count": "\(resumed)"])
+        }
+        return resumed
+    }
+
+    /// Publishes job messages back to `herald.jobs`, each with a confirm.
+    private func publish(_ jobs: [(job: JobKey, spec: String)]) async throws {
+        for job in jobs {
+            try await publisher.publish(
+                Array(job.spec.utf8),
+                routingKey: configuration.topology.jobs,
+                properties: AMQPProperties(contentType: "application/json", messageID: job.job.id),
+                mandatory: true
+            )
+        }
     }
 }
