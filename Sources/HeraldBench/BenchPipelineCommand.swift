@@ -42,6 +42,9 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         UInt16?
     @Option(help: "Batches each worker delivers at once (its --batch-prefetch); the worker's default if not given.")
     var batchPrefetch: UInt16?
+    @Option(
+        help: "Each worker's --plan-ahead (paced planning; 0 plans a job whole); the worker's default if not given.")
+    var planAhead: Int?
     @Option(help: "Queue type: classic or quorum.") var queueType = "classic"
     @Option(
         help: """
@@ -176,10 +179,12 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         let (perSecond, latency, rss, seconds) = result
         if json {
             print(
-                #"{"scenario":"\#(scenario)","notifications":\#(count),"workers":\#(workers),"seconds":\#(Self.fixed(seconds)),"notifications_per_second":\#(Self.fixed(perSecond)),"p50_ms":\#(Self.fixed(latency.p50Milliseconds)),"p99_ms":\#(Self.fixed(latency.p99Milliseconds)),"peak_rss_mb":\#(Self.fixed(rss))}"#
+                #"{"scenario":"\#(scenario)","notifications":\#(count),"workers":\#(workers),"plan_ahead":\#(planAhead.map(String.init) ?? "null"),"seconds":\#(Self.fixed(seconds)),"notifications_per_second":\#(Self.fixed(perSecond)),"p50_ms":\#(Self.fixed(latency.p50Milliseconds)),"p99_ms":\#(Self.fixed(latency.p99Milliseconds)),"peak_rss_mb":\#(Self.fixed(rss))}"#
             )
         } else {
-            print("scenario \(scenario): \(count) notifications, \(workers) worker(s), \(Self.fixed(seconds)) s")
+            let paced = planAhead.map { ", planning paced at \($0) batches" } ?? ""
+            print(
+                "scenario \(scenario): \(count) notifications, \(workers) worker(s)\(paced), \(Self.fixed(seconds)) s")
             print("  notifications/s  \(Self.fixed(perSecond))")
             print(
                 "  latency p50 / p99  \(Self.fixed(latency.p50Milliseconds)) ms / \(Self.fixed(latency.p99Milliseconds)) ms"
@@ -216,12 +221,14 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     private func spawnWorker(appsFile: String, prefix: String, amqpURL: String, databaseURL: String) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments =
-            [
-                "worker", "--apps-file", appsFile, "--queue-prefix", prefix, "--queue-type", queueType,
-                "--connections", String(connections), "--metrics-port", "0", "--log-level", "warning",
-            ] + (prefetch.map { ["--prefetch", String($0)] } ?? [])
-            + (batchPrefetch.map { ["--batch-prefetch", String($0)] } ?? [])
+        var arguments = [
+            "worker", "--apps-file", appsFile, "--queue-prefix", prefix, "--queue-type", queueType,
+            "--connections", String(connections), "--metrics-port", "0", "--log-level", "warning",
+        ]
+        if let prefetch { arguments += ["--prefetch", String(prefetch)] }
+        if let batchPrefetch { arguments += ["--batch-prefetch", String(batchPrefetch)] }
+        if let planAhead { arguments += ["--plan-ahead", String(planAhead)] }
+        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_AMQP_URL"] = amqpURL
         environment["HERALD_DATABASE_URL"] = databaseURL

@@ -39,10 +39,10 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @Option(
         help: """
-            Batches of a job planned before its planning pauses until half of them are done, so that other jobs' \
-            batches get past a large broadcast's (1 to 1000000; off by default).
+            Batches of a job planned before its planning pauses until fewer than this many are pending, so that \
+            other jobs' batches get past a large broadcast's (0 plans a job whole; up to 1000000).
             """)
-    var planAhead: Int?
+    var planAhead: Int = 100
 
     @Option(help: "The largest job or batch message read, in bytes; larger ones are parked unread.")
     var maxMessageBytes: Int = 1 << 20
@@ -69,8 +69,8 @@ struct WorkerCommand: AsyncParsableCommand {
         guard (1...1_000_000).contains(pruneBreakerMinimum) else {
             throw ValidationError("--prune-breaker-minimum must be 1 to 1000000")
         }
-        if let planAhead, !(1...1_000_000).contains(planAhead) {
-            throw ValidationError("--plan-ahead must be 1 to 1000000")
+        guard (0...1_000_000).contains(planAhead) else {
+            throw ValidationError("--plan-ahead must be 0 to 1000000")
         }
     }
 
@@ -83,7 +83,7 @@ struct WorkerCommand: AsyncParsableCommand {
         configuration.prefetch = prefetch
         configuration.batchPrefetch = batchPrefetch
         configuration.batchSize = batchSize
-        configuration.planAhead = planAhead
+        configuration.planAhead = planAhead == 0 ? nil : planAhead
         configuration.connectionsPerApp = connections
         guard maxMessageBytes >= 1024 else { throw ValidationError("--max-message-bytes must be at least 1024") }
         guard (1...1000).contains(maxDeliveries) else { throw ValidationError("--max-deliveries must be 1 to 1000") }

@@ -29,6 +29,8 @@ public struct WorkerConfiguration: Sendable {
     public var maximumBatchAttempts: Int = 5
     /// How often the scheduler looks for due jobs.
     public var schedulerInterval: Duration = .seconds(1)
+    /// How often the scheduler looks for paused planning to resume (`planAhead`).
+    public var planningResumeInterval: Duration = .milliseconds(200)
     /// How long a redelivered job message waits for the planning claim of its job when it is held (its planner may
     /// have died a moment ago, before PostgreSQL noticed, or may yet fail): past this, that planner is taken to be
     /// alive and the message is acknowledged as a copy. Above the ~25 s in which PostgreSQL drops a vanished session.
@@ -39,11 +41,13 @@ public struct WorkerConfiguration: Sendable {
     /// goes back to a delay queue rather than wait in the worker, and a throttled job's batches hold about this
     /// much of its rate, so that no batch holds a worker for much longer than twice this.
     public var throttleWindow: Duration = .seconds(2)
-    /// Batches of an unthrottled job planned before its planning pauses until half of them are done (the scheduler
-    /// then resumes it): with it, the batches queue holds at most about one and a half times this of any job, and a
-    /// later job's batches, another app's among them, wait behind that rather than behind a whole broadcast. nil
-    /// (the default) plans a job whole. A throttled job is always paced, at about 30 s of its rate.
-    public var planAhead: Int? = nil
+    /// Batches of an unthrottled job planned before its planning pauses until fewer than this many are pending (the
+    /// scheduler then resumes it, checking every `planningResumeInterval`): the batches queue then holds at most
+    /// about twice this of any job, and a later job's batches, another app's among them, wait behind that rather
+    /// than behind a whole broadcast. The fleet must not deliver a window faster than the scheduler looks (about
+    /// 100 batches a second per worker at full speed): raise it for a large fleet. nil plans a job whole. A
+    /// throttled job is always paced, at about 30 s of its rate.
+    public var planAhead: Int? = 100
     /// Notifications of one job in flight at once.
     public var sendConcurrency: Int = 500
     /// HTTP/2 connections per app.
@@ -99,7 +103,7 @@ public enum JobEvent: Sendable, Hashable {
     /// throttle window.
     case batchDeferred(BatchKey)
     /// The job's planning paused after a window of batches (`WorkerConfiguration.planAhead`, or a throttled job's
-    /// next 30 s); the scheduler resumes it once fewer than half of them are pending.
+    /// next 30 s); the scheduler resumes it once fewer than a window of its batches are pending.
     case planningPaused(app: String, id: String)
     /// The job was already final, or another live planner is planning it (`running`): acknowledged without sending.
     case duplicate(app: String, id: String, state: JobState)

@@ -165,17 +165,17 @@ import Testing
         var planner = Self.planner(store, publisher)
         planner.planAhead = 2
         let job = try Self.job(#"{"all":true}"#)
-        // Two batches, then a pause until fewer than one is pending; the job is not finished.
+        // Two batches, then a pause until fewer than two are pending; the job is not finished.
         let first = try await planner.plan(job, cursor: nil, nextSeq: 0, planned: false, redelivered: false)
         #expect(first == .finished(nil))
         #expect(publisher.batches.map(\.seq) == [0, 1])
-        #expect(store.state.withLock { ($0.pauses, $0.finishedPlanning) } == ([1], 0))
+        #expect(store.state.withLock { ($0.pauses, $0.finishedPlanning) } == ([2], 0))
         // The job message again (the scheduler resumed it): the last batch, from the cursor, and the end.
         let second = try await planner.plan(
             job, cursor: store.tokens[1999], nextSeq: 2, planned: false, redelivered: false)
         #expect(second == .finished(nil))
         #expect(publisher.batches.map(\.seq) == [0, 1, 2])
-        #expect(store.state.withLock { ($0.pauses, $0.finishedPlanning) } == ([1], 1))
+        #expect(store.state.withLock { ($0.pauses, $0.finishedPlanning) } == ([2], 1))
     }
 
     @Test func aThrottledJobsWindowIsAboutThirtySecondsOfItsRate() throws {

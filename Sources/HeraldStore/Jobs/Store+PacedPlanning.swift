@@ -2,8 +2,8 @@ import HeraldCore
 import PostgresNIO
 
 /// Paced planning (schemas/017): a planner that has published one window of a job's batches pauses the job, and
-/// the scheduler resumes it once enough of them are done, so that a job never has more than about a window and a
-/// half of its batches waiting in the queue.
+/// the scheduler resumes it once fewer than a window of its batches are pending, so that a job never has more than
+/// about two windows of batches waiting in the queue.
 extension Store {
     /// Pauses a running job's planning until fewer than `resumeBelow` of its batches are pending. Returns false,
     /// pausing nothing, if the job no longer runs.

@@ -47,8 +47,8 @@ struct AMQPBatchPublisher: BatchPublishing {
 /// most the batch it was on (and its delivery is deduplicated by the batch's completion record).
 ///
 /// Planning is paced for a job with a window (`window(for:)`): after that many batches it pauses the job and
-/// returns; the scheduler publishes the job message again once fewer than half of them are pending, and planning
-/// goes on from the cursor. So the batches queue never holds more than about a window and a half of such a job:
+/// returns; the scheduler publishes the job message again once fewer than a window of them are pending, and
+/// planning goes on from the cursor. So the batches queue never holds more than about two windows of such a job:
 /// a later job's batches wait behind that, not behind the whole job. Only the holder of
 /// the job's planning claim plans it (`JobConsumer`, `PlanningClaims`): two copies of a job never plan at once.
 struct Planner: Sendable {
@@ -163,7 +163,7 @@ struct Planner: Sendable {
     /// this pass, or nil if the job no longer runs (planning then ends as for a stopped job).
     private func pause(_ job: PreparedJob, window: Int) async throws -> Step? {
         let paused = try await outages.untilDone("pausing planning") {
-            try await store.pausePlanning(job: job.key, resumeBelow: max(1, window / 2))
+            try await store.pausePlanning(job: job.key, resumeBelow: window)
         }
         guard paused else { return nil }
         onJobHandled?(.planningPaused(app: job.app, id: job.id))

@@ -17,10 +17,16 @@ struct Scheduler: Sendable {
 
     func run() async throws {
         var lastPurge = ContinuousClock.now
+        var lastRelease: ContinuousClock.Instant? = nil
+        // Paused planning is looked at more often than scheduled jobs: a paced job's queue must not run dry.
+        let tick = min(configuration.schedulerInterval, configuration.planningResumeInterval)
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
-                while try await releaseDue() == 100 {}
                 while try await resumePlanning() == 100 {}
+                if lastRelease.map({ $0.duration(to: .now) >= configuration.schedulerInterval }) ?? true {
+                    lastRelease = .now
+                    while try await releaseDue() == 100 {}
+                }
                 if ContinuousClock.now - lastPurge > .seconds(3600) {
                     let retention = Int(configuration.idempotencyRetention.components.seconds)
                     try await store.purgeFinishedJobs(olderThanSeconds: retention)
@@ -30,7 +36,7 @@ struct Scheduler: Sendable {
                 logger.error("scheduler pass failed", metadata: ["error": "\(error)"])
             }
             // Woken by a graceful shutdown too: a worker stopping does not wait out the interval.
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: configuration.schedulerInterval) }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: tick) }
         }
     }
 
