@@ -24,12 +24,16 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     /// The most notifications per second sent for this app, all its jobs and all workers together; nil is no limit.
     /// Its jobs then all take the throttled path (`throttle_per_second`), at the lower of the two rates.
     public var maxPerSecond: Int?
+    /// Whether Herald publishes this app's events (`job.finished.<app>`, `token.pruned.<app>`, …) to the events
+    /// exchange; nil is no.
+    public var events: Bool?
 
     enum CodingKeys: String, CodingKey {
         case id, topic, environment, environments, endpoint, endpoints
         case caFile = "ca_file"
         case auth
         case maxPerSecond = "max_per_second"
+        case events
     }
 
     public init(
@@ -41,7 +45,8 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         endpoints: [String: String]? = nil,
         caFile: String? = nil,
         auth: Authentication,
-        maxPerSecond: Int? = nil
+        maxPerSecond: Int? = nil,
+        events: Bool? = nil
     ) {
         self.id = id
         self.topic = topic
@@ -52,6 +57,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         self.caFile = caFile
         self.auth = auth
         self.maxPerSecond = maxPerSecond
+        self.events = events
     }
 
     /// The APNs environment of an app.

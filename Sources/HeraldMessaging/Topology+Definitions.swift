@@ -12,8 +12,15 @@ extension Topology {
                 "arguments": queue.arguments.mapValues(Self.jsonValue),
             ]
         }
-        // No exchanges or bindings: Herald publishes through the default exchange only.
-        let definitions: [String: Any] = ["vhosts": [["name": vhost]], "queues": queues]
+        // One exchange of Herald's own, for events; subscribers bind their queues to it. Work is published through
+        // the default exchange.
+        let exchanges: [[String: Any]] = [
+            [
+                "name": events, "vhost": vhost, "type": "topic", "durable": true, "auto_delete": false,
+                "internal": false, "arguments": [String: Any](),
+            ]
+        ]
+        let definitions: [String: Any] = ["vhosts": [["name": vhost]], "queues": queues, "exchanges": exchanges]
         // The dictionaries hold only JSON types, so serialisation cannot fail.
         let data = try! JSONSerialization.data(
             withJSONObject: definitions, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])

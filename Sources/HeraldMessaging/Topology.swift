@@ -42,6 +42,9 @@ public struct Topology: Sendable, Hashable {
     public var batches: String { prefix + ".batches" }
     /// Where messages that can never succeed go, with `x-herald-reason`.
     public var parked: String { prefix + ".parked" }
+    /// The topic exchange of events (`job.finished.<app>`, `job.failed.<app>`, `token.pruned.<app>`, …), for the
+    /// apps that have them; subscribers bind their own queues (schemas/events.schema.json).
+    public var events: String { prefix + ".events" }
 
     /// The retry queue for the attempt after `attempt` (attempt 1 failed → the first delay).
     public func retryQueue(after attempt: Int) -> String {
@@ -117,6 +120,7 @@ public struct Topology: Sendable, Hashable {
     /// message itself before the delivery limit (`maximumDeliveries`); docs/operations.md's upgrade notes give the policy that
     /// adds the target to such a queue.
     public func declare(on connection: AMQPConnection) async throws {
+        try await connection.declareExchange(events, type: "topic")
         for (name, arguments) in queues {
             let refused: AMQPError
             do {

@@ -105,6 +105,13 @@ struct WorkerShared: Sendable {
         var consumer: AMQPConnection? = nil
         do {
             if needsConsumer {
+                // Before the first message: a job finished from then on has its events if its app has them.
+                let apps = configuration.apps.apps
+                try await OutageWaiter(store: store, logger: logger).untilDone("recording the apps that have events") {
+                    try await store.setEventApps(
+                        with: apps.filter { $0.events == true }.map(\.id),
+                        without: apps.filter { $0.events != true }.map(\.id))
+                }
                 var consumerConfiguration = amqp
                 consumerConfiguration.connectionName = "herald-\(role)"
                 consumer = try await AMQPConnection.connect(

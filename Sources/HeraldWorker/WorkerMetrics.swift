@@ -16,6 +16,8 @@ struct WorkerMetrics: Sendable {
     let jobsScheduledReleased = Counter(label: "herald_jobs_released_total")
     /// Jobs whose paused planning the scheduler resumed (`WorkerConfiguration.planAhead`, throttled jobs).
     let planningResumed = Counter(label: "herald_planning_resumed_total")
+    /// Events published to the events exchange (`job.finished.<app>`, `token.pruned.<app>`, …).
+    let eventsPublished = Counter(label: "herald_events_published_total")
     let latency = Timer(label: "herald_notification_latency_seconds", preferredDisplayUnit: .seconds)
     let inFlightBatches = Meter(label: "herald_batches_in_flight")
 

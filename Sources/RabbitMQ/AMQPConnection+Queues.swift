@@ -38,4 +38,21 @@ extension AMQPConnection {
     nonisolated(nonsending) public func purgeQueue(_ name: String) async throws(AMQPError) {
         _ = try await perform { .queueOperation(.queuePurge(name), $0) }
     }
+
+    /// Declares an exchange (exchange.declare), e.g. `topic`. Declaring an existing exchange of another type fails
+    /// with ``AMQPError/Code/channelClosed`` and reply code 406.
+    nonisolated(nonsending) public func declareExchange(
+        _ name: String, type: String, durable: Bool = true
+    ) async throws(AMQPError) {
+        _ = try await perform { .queueOperation(.exchangeDeclare(name: name, type: type, durable: durable), $0) }
+    }
+
+    /// Binds a queue to an exchange with a routing key (queue.bind); a topic exchange's key may hold `*` and `#`.
+    nonisolated(nonsending) public func bindQueue(
+        _ queue: String, to exchange: String, routingKey: String
+    ) async throws(AMQPError) {
+        _ = try await perform {
+            .queueOperation(.queueBind(queue: queue, exchange: exchange, routingKey: routingKey), $0)
+        }
+    }
 }

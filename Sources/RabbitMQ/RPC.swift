@@ -12,6 +12,8 @@ enum RPCRequest: Sendable {
     case queueDeclare(QueueDeclaration)
     case queueDelete(String)
     case queuePurge(String)
+    case exchangeDeclare(name: String, type: String, durable: Bool)
+    case queueBind(queue: String, exchange: String, routingKey: String)
 
     /// The method that answers this request on the same channel.
     var replyMethod: amqp_method_number_t {
@@ -25,6 +27,8 @@ enum RPCRequest: Sendable {
         case .queueDeclare: AMQP_QUEUE_DECLARE_OK_METHOD
         case .queueDelete: AMQP_QUEUE_DELETE_OK_METHOD
         case .queuePurge: AMQP_QUEUE_PURGE_OK_METHOD
+        case .exchangeDeclare: AMQP_EXCHANGE_DECLARE_OK_METHOD
+        case .queueBind: AMQP_QUEUE_BIND_OK_METHOD
         }
     }
 
@@ -66,6 +70,16 @@ enum RPCRequest: Sendable {
         case .queuePurge(let queue):
             var method = amqp_queue_purge_t(ticket: 0, queue: pool.bytes(queue), nowait: 0)
             return amqp_send_method(connection, channel, AMQP_QUEUE_PURGE_METHOD, &method)
+        case .exchangeDeclare(let name, let type, let durable):
+            var method = amqp_exchange_declare_t(
+                ticket: 0, exchange: pool.bytes(name), type: pool.bytes(type), passive: 0, durable: durable ? 1 : 0,
+                auto_delete: 0, internal: 0, nowait: 0, arguments: amqp_table_t(num_entries: 0, entries: nil))
+            return amqp_send_method(connection, channel, AMQP_EXCHANGE_DECLARE_METHOD, &method)
+        case .queueBind(let queue, let exchange, let routingKey):
+            var method = amqp_queue_bind_t(
+                ticket: 0, queue: pool.bytes(queue), exchange: pool.bytes(exchange),
+                routing_key: pool.bytes(routingKey), nowait: 0, arguments: amqp_table_t(num_entries: 0, entries: nil))
+            return amqp_send_method(connection, channel, AMQP_QUEUE_BIND_METHOD, &method)
         }
     }
 }

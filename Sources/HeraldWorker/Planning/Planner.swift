@@ -138,6 +138,8 @@ struct Planner: Sendable {
         case .redelivered:
             if case .completed(let finished?) = outcome { return finished }
         case .onePage(let cursor):
+            // Stopped by its one batch (APNs refused it as a whole): final already, nothing left to record.
+            if case .completed(let finished?) = outcome { return finished }
             let key = BatchKey(app: job.app, job: job.id, seq: 0, attempt: 1)
             _ = try await store.recordPlanned(key, cursor: cursor)
         }

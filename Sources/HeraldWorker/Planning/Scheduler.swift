@@ -23,6 +23,7 @@ struct Scheduler: Sendable {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 while try await resumePlanning() == 100 {}
+                while try await relayEvents() == 500 {}
                 if lastRelease.map({ $0.duration(to: .now) >= configuration.schedulerInterval }) ?? true {
                     lastRelease = .now
                     while try await releaseDue() == 100 {}
@@ -58,6 +59,21 @@ struct Scheduler: Sendable {
             logger.debug("paused planning resumed", metadata: ["count": "\(resumed)"])
         }
         return resumed
+    }
+
+    /// One pass of the events relay; returns how many events it published.
+    func relayEvents() async throws -> Int {
+        let exchange = configuration.topology.events
+        let publisher = self.publisher
+        let relayed = try await store.relayEvents(limit: 500) { events in
+            for event in events {
+                try await publisher.publish(
+                    Array(event.body.utf8), exchange: exchange, routingKey: event.routingKey,
+                    properties: AMQPProperties(contentType: "application/json", messageID: "event-\(event.id)"))
+            }
+        }
+        if relayed > 0 { metrics.eventsPublished.increment(by: relayed) }
+        return relayed
     }
 
     /// Publishes job messages back to `herald.jobs`, each with a confirm.
