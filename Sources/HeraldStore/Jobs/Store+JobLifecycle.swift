@@ -67,29 +67,40 @@ extension Store {
         limit: Int,
         _ release: @escaping @Sendable ([(job: JobKey, spec: String)]) async throws -> Void
     ) async throws(StoreError) -> Int {
-        try await run("releasing due jobs") {
+        try await releaseJobs(
+            "releasing due jobs",
+            taking: """
+                SELECT app_id, id, spec::text FROM jobs WHERE state = 'scheduled' AND send_at <= now()
+                ORDER BY send_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
+                """,
+            then: { due in
+                """
+                UPDATE jobs j SET state = 'queued'
+                FROM unnest(\(due.map(\.app))::text[], \(due.map(\.id))::text[]) AS d(app_id, id)
+                WHERE j.app_id = d.app_id AND j.id = d.id AND j.state = 'scheduled'
+                """
+            },
+            release)
+    }
+
+    /// In one transaction: takes the jobs `taking` selects (app, id and spec, locked), hands their specs to
+    /// `release` (which publishes them), then runs `then` for them. Returns how many were released.
+    func releaseJobs(
+        _ what: String,
+        taking: PostgresQuery,
+        then: @escaping @Sendable ([JobKey]) -> PostgresQuery,
+        _ release: @escaping @Sendable ([(job: JobKey, spec: String)]) async throws -> Void
+    ) async throws(StoreError) -> Int {
+        try await run(what) {
             try await client.withTransaction(logger: logger) { connection in
-                let rows = try await connection.query(
-                    """
-                    SELECT app_id, id, spec::text FROM jobs WHERE state = 'scheduled' AND send_at <= now()
-                    ORDER BY send_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
-                    """,
-                    logger: logger
-                )
+                let rows = try await connection.query(taking, logger: logger)
                 var due: [(job: JobKey, spec: String)] = []
                 for try await (app, id, spec) in rows.decode((String, String, String).self) {
                     due.append((JobKey(app: app, id: id), spec))
                 }
                 guard !due.isEmpty else { return 0 }
                 try await release(due)
-                try await connection.query(
-                    """
-                    UPDATE jobs j SET state = 'queued'
-                    FROM unnest(\(due.map(\.job.app))::text[], \(due.map(\.job.id))::text[]) AS d(app_id, id)
-                    WHERE j.app_id = d.app_id AND j.id = d.id AND j.state = 'scheduled'
-                    """,
-                    logger: logger
-                )
+                try await connection.query(then(due.map(\.job)), logger: logger)
                 return due.count
             }
         }

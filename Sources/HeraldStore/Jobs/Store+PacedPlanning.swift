@@ -30,36 +30,24 @@ extension Store {
         limit: Int,
         _ release: @escaping @Sendable ([(job: JobKey, spec: String)]) async throws -> Void
     ) async throws(StoreError) -> Int {
-        try await run("resuming paused planning") {
-            try await client.withTransaction(logger: logger) { connection in
-                let rows = try await connection.query(
-                    """
-                    SELECT j.app_id, j.id, j.spec::text FROM jobs j
-                    WHERE j.plan_resume_below IS NOT NULL AND j.state = 'running'
-                      AND (SELECT count(*) FROM (
-                               SELECT 1 FROM batches b
-                               WHERE b.app_id = j.app_id AND b.job_id = j.id AND b.state = 'pending'
-                               LIMIT j.plan_resume_below) AS pending) < j.plan_resume_below
-                    LIMIT \(limit) FOR UPDATE OF j SKIP LOCKED
-                    """,
-                    logger: logger
-                )
-                var due: [(job: JobKey, spec: String)] = []
-                for try await (app, id, spec) in rows.decode((String, String, String).self) {
-                    due.append((JobKey(app: app, id: id), spec))
-                }
-                guard !due.isEmpty else { return 0 }
-                try await release(due)
-                try await connection.query(
-                    """
-                    UPDATE jobs j SET plan_resume_below = NULL
-                    FROM unnest(\(due.map(\.job.app))::text[], \(due.map(\.job.id))::text[]) AS d(app_id, id)
-                    WHERE j.app_id = d.app_id AND j.id = d.id
-                    """,
-                    logger: logger
-                )
-                return due.count
-            }
-        }
+        try await releaseJobs(
+            "resuming paused planning",
+            taking: """
+                SELECT j.app_id, j.id, j.spec::text FROM jobs j
+                WHERE j.plan_resume_below IS NOT NULL AND j.state = 'running'
+                  AND (SELECT count(*) FROM (
+                           SELECT 1 FROM batches b
+                           WHERE b.app_id = j.app_id AND b.job_id = j.id AND b.state = 'pending'
+                           LIMIT j.plan_resume_below) AS pending) < j.plan_resume_below
+                LIMIT \(limit) FOR UPDATE OF j SKIP LOCKED
+                """,
+            then: { due in
+                """
+                UPDATE jobs j SET plan_resume_below = NULL
+                FROM unnest(\(due.map(\.app))::text[], \(due.map(\.id))::text[]) AS d(app_id, id)
+                WHERE j.app_id = d.app_id AND j.id = d.id
+                """
+            },
+            release)
     }
 }

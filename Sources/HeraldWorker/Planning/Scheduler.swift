@@ -1,6 +1,7 @@
 import HeraldCore
 import HeraldStore
 import Logging
+import Metrics
 import RabbitMQ
 import ServiceLifecycle
 
@@ -44,21 +45,21 @@ struct Scheduler: Sendable {
     /// One pass; returns how many jobs it released.
     func releaseDue() async throws -> Int {
         let released = try await store.releaseDueJobs(limit: 100) { due in try await publish(due) }
-        if released > 0 {
-            metrics.jobsScheduledReleased.increment(by: released)
-            logger.info("scheduled jobs released", metadata: ["count": "\(released)"])
-        }
-        return released
+        return counted(released, metrics.jobsScheduledReleased, "scheduled jobs released", level: .info)
     }
 
     /// One pass over paused planning; returns how many jobs it resumed.
     func resumePlanning() async throws -> Int {
         let resumed = try await store.resumePausedPlanning(limit: 100) { due in try await publish(due) }
-        if resumed > 0 {
-            metrics.planningResumed.increment(by: resumed)
-            logger.debug("paused planning resumed", metadata: ["count": "\(resumed)"])
-        }
-        return resumed
+        return counted(resumed, metrics.planningResumed, "paused planning resumed", level: .debug)
+    }
+
+    /// Counts and logs what a pass did; returns `count`.
+    private func counted(_ count: Int, _ counter: Counter, _ line: Logger.Message, level: Logger.Level) -> Int {
+        guard count > 0 else { return 0 }
+        counter.increment(by: count)
+        logger.log(level: level, line, metadata: ["count": "\(count)"])
+        return count
     }
 
     /// One pass of the events relay; returns how many events it published.
