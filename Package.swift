@@ -236,11 +236,11 @@ let package = Package(
                 "HeraldCore",
                 "HeraldStore",
                 "RabbitMQ",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 

@@ -211,9 +211,11 @@ public struct AppsFile: Sendable, Hashable, Codable {
     /// The app with id `id`.
     public func app(_ id: String) -> AppConfiguration? { apps.first { $0.id == id } }
 
-    /// The apps' send rates (`max_per_second`), by app id, for the apps that have one.
-    public var sendRates: [String: Int] {
-        Dictionary(apps.compactMap { app in app.maxPerSecond.map { (app.id, $0) } }, uniquingKeysWith: min)
+    /// The rate a job of `app` with its own `throttle` (`throttle_per_second`) is sent at: the lower of that and
+    /// the app's `max_per_second`; nil if neither is set. The planner sizes and paces the job's batches by it, the
+    /// deliverer takes each batch's turn in it, and a job with one is never delivered in a group of small jobs.
+    public func sendRate(app id: String, throttle: Int?) -> Int? {
+        [throttle, app(id)?.maxPerSecond].compactMap { $0 }.min()
     }
 }
 

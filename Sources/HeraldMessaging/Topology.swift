@@ -138,6 +138,13 @@ public struct Topology: Sendable, Hashable {
         }
     }
 
+    /// Deletes every queue and the events exchange, with what they hold: the mirror of `declare(on:)`, for tests
+    /// and throwaway topologies.
+    public func delete(on connection: AMQPConnection) async throws {
+        for (name, _) in queues { try await connection.deleteQueue(name) }
+        try await connection.deleteExchange(events)
+    }
+
     static let deadLetterExchange = "x-dead-letter-exchange"
     static let deadLetterRoutingKey = "x-dead-letter-routing-key"
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HeraldStore
 import Logging
@@ -68,11 +69,9 @@ public enum TemporaryDatabase {
     private static func migratedTemplate(server: DatabaseConfiguration, logger: Logger) async throws -> String {
         if let name = templateName.withLock({ $0 }) { return name }
         let migrations = try Migration.load(from: TestServices.schemasDirectory)
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a over every migration's name and text
-        for byte in migrations.flatMap({ Array(($0.name + "\u{0}" + $0.sql + "\u{0}").utf8) }) {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        let name = "herald_template_" + String(hash, radix: 16)
+        // Every migration's name and text, each ended by a NUL.
+        let digest = SHA256.hash(data: Array(migrations.map { $0.name + "\u{0}" + $0.sql + "\u{0}" }.joined().utf8))
+        let name = "herald_template_" + digest.prefix(8).map { String(format: "%02x", $0) }.joined()
         let building = name + "_building"
         try await admin(server, logger: logger) { client in
             try await client.withConnection { connection in

@@ -147,7 +147,7 @@ struct PlannerService: Service {
                 store: shared.store,
                 publisher: AMQPBatchPublisher(connection: publisher, queue: configuration.topology.batches),
                 batchSize: configuration.batchSize, throttleWindow: configuration.throttleWindow,
-                appRates: configuration.apps.sendRates, planAhead: configuration.planAhead,
+                apps: configuration.apps, planAhead: configuration.planAhead,
                 metrics: shared.metrics, logger: shared.logger, onJobHandled: configuration.onJobHandled
             )
             let jobs = JobConsumer(

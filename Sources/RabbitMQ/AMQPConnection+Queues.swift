@@ -47,6 +47,11 @@ extension AMQPConnection {
         _ = try await perform { .queueOperation(.exchangeDeclare(name: name, type: type, durable: durable), $0) }
     }
 
+    /// Deletes an exchange and its bindings; deleting a missing exchange succeeds.
+    nonisolated(nonsending) public func deleteExchange(_ name: String) async throws(AMQPError) {
+        _ = try await perform { .queueOperation(.exchangeDelete(name), $0) }
+    }
+
     /// Binds a queue to an exchange with a routing key (queue.bind); a topic exchange's key may hold `*` and `#`.
     nonisolated(nonsending) public func bindQueue(
         _ queue: String, to exchange: String, routingKey: String

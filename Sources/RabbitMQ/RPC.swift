@@ -13,6 +13,7 @@ enum RPCRequest: Sendable {
     case queueDelete(String)
     case queuePurge(String)
     case exchangeDeclare(name: String, type: String, durable: Bool)
+    case exchangeDelete(String)
     case queueBind(queue: String, exchange: String, routingKey: String)
 
     /// The method that answers this request on the same channel.
@@ -28,6 +29,7 @@ enum RPCRequest: Sendable {
         case .queueDelete: AMQP_QUEUE_DELETE_OK_METHOD
         case .queuePurge: AMQP_QUEUE_PURGE_OK_METHOD
         case .exchangeDeclare: AMQP_EXCHANGE_DECLARE_OK_METHOD
+        case .exchangeDelete: AMQP_EXCHANGE_DELETE_OK_METHOD
         case .queueBind: AMQP_QUEUE_BIND_OK_METHOD
         }
     }
@@ -75,6 +77,9 @@ enum RPCRequest: Sendable {
                 ticket: 0, exchange: pool.bytes(name), type: pool.bytes(type), passive: 0, durable: durable ? 1 : 0,
                 auto_delete: 0, internal: 0, nowait: 0, arguments: amqp_table_t(num_entries: 0, entries: nil))
             return amqp_send_method(connection, channel, AMQP_EXCHANGE_DECLARE_METHOD, &method)
+        case .exchangeDelete(let name):
+            var method = amqp_exchange_delete_t(ticket: 0, exchange: pool.bytes(name), if_unused: 0, nowait: 0)
+            return amqp_send_method(connection, channel, AMQP_EXCHANGE_DELETE_METHOD, &method)
         case .queueBind(let queue, let exchange, let routingKey):
             var method = amqp_queue_bind_t(
                 ticket: 0, queue: pool.bytes(queue), exchange: pool.bytes(exchange),

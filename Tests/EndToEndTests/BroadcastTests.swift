@@ -229,12 +229,15 @@ import Testing
             ]
             var job = WorkerHarness.broadcast(id: "slow")
             job.throttlePerSecond = 50
+            let published = WorkerHarness.nowMilliseconds()
             try await harness.publish(job)
             #expect(await harness.waitUntilFinished("slow") == .done)
             let times = harness.simulator.records.map(\.receivedAt).sorted()
             #expect(times.count == 60)
-            // 60 sends at 50/s through one shared bucket cannot span less than (60 - first chunk) / 50 s.
-            #expect(times.last! - times.first! >= 1_000)
+            // Three batches of 20 through one shared bucket at 50/s: the last one's turn begins 0.8 s after the
+            // first one's (which is after the publish) and paces its sends over 0.38 s. Measured from the publish,
+            // not from the first send, which may come late in its turn.
+            #expect(times.last! - published >= 1_150)
             for worker in workers { try await worker.stop() }
         }
     }
@@ -251,6 +254,7 @@ import Testing
             }
             var slow = WorkerHarness.broadcast(id: "slow")
             slow.throttlePerSecond = 2
+            let published = WorkerHarness.nowMilliseconds()
             try await harness.publish(slow)
             _ = await harness.events.wait { events in
                 events.contains { if case .batchDeferred(let key) = $0 { key.job == "slow" } else { false } }
@@ -266,9 +270,9 @@ import Testing
                 return object?["job"] as? String == "slow"
             }.map(\.receivedAt).sorted()
             #expect(times.count == 24)
-            // Six turns of 2 s each: the last batch's turn starts 10 s after the first's and paces its four sends at
-            // 2/s (11.5 s), less however late the first send was after its turn began (0.5 s in one CI run).
-            #expect(times.last! - times.first! >= 10_000)
+            // Six turns of 2 s each: the last batch's turn begins 10 s after the first's (after the publish) and
+            // paces its four sends at 2/s: 11.5 s, less the milliseconds' rounding.
+            #expect(times.last! - published >= 11_400)
             try await worker.stop()
         }
     }
@@ -281,15 +285,17 @@ import Testing
             let workers = try (0..<2).map { _ in
                 try harness.startWorker { $0.apps.apps[0].maxPerSecond = 20 }
             }
+            let published = WorkerHarness.nowMilliseconds()
             try await harness.publish(WorkerHarness.broadcast(id: "first"))
             try await harness.publish(WorkerHarness.broadcast(id: "second"))
             try await harness.publish(SmallJobTests.job("single", tokens: [devices[0].token.hex]))
             await harness.waitUntilFinished(["first", "second", "single"], in: .done)
             let times = harness.simulator.records.map(\.receivedAt).sorted()
             #expect(times.count == 41)
-            // The last turn starts only after the app's rate has let through every earlier turn: at least 21 sends
-            // (41 less the largest batch, 20), so at least 1.05 s after the first send.
-            #expect(times.last! - times.first! >= 1_000)
+            // Turns of 20, 20 and 1 sends through the app's bucket at 20/s, in any order: the last one begins after
+            // the other two (1.05 s or 2 s after the first, itself after the publish) and paces its own (0.95 s or
+            // none), so the last send comes at least 2 s after the publish, less the milliseconds' rounding.
+            #expect(times.last! - published >= 1_950)
             for worker in workers { try await worker.stop() }
         }
     }

@@ -22,7 +22,7 @@ import Testing
             // A queue of the test's own, bound to every event of the exchange.
             try await harness.topology.declare(on: harness.publisher)
             let queue = TestServices.uniqueName("events")
-            _ = try await harness.publisher.declareQueue(queue, durable: false)
+            _ = try await harness.publisher.declareQueue(queue, durable: false, exclusive: true)
             try await harness.publisher.bindQueue(queue, to: harness.topology.events, routingKey: "#")
             // Two workers, with events for both apps; a third app would have none.
             let workers = try (0..<2).map { _ in

@@ -79,8 +79,9 @@ final class WorkerHarness: Sendable {
     }
 
     private func cleanUp() async {
-        for queue in [topology.jobs, topology.batches, topology.parked] + topology.retryQueues.map(\.name) {
-            try? await publisher.deleteQueue(queue)
+        // A `herald worker` process (`startWorkerProcess`) declares the retry queues of the default delays as well.
+        for declared in [topology, Topology(prefix: topology.prefix, queueType: topology.queueType)] {
+            try? await declared.delete(on: publisher)
         }
         await publisher.close()
         try? await simulator.stop()
@@ -126,6 +127,9 @@ final class WorkerHarness: Sendable {
         }
         return devices
     }
+
+    /// Now, in the simulator's records' unit (`APNSSimulatorRecord.receivedAt`: milliseconds since 1970).
+    static func nowMilliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     static func token(_ n: Int, prefix: String = "beef") -> DeviceToken {
         let hex = String(n, radix: 16)

@@ -68,9 +68,7 @@ struct APIHarness: Sendable {
 
     static func deleteQueues(of topology: Topology, amqp: AMQPConfiguration) async throws {
         let connection = try await AMQPConnection.connect(amqp, logger: Logger(label: "test.cleanup"))
-        for queue in [topology.jobs, topology.batches, topology.parked] + topology.retryQueues.map(\.name) {
-            try await connection.deleteQueue(queue)
-        }
+        try await topology.delete(on: connection)
         await connection.close()
     }
 

@@ -17,7 +17,7 @@ import Testing
         #expect(try news.resolvedEndpoint() == ("127.0.0.1", 2197))
         let b = try #require(file.app("b"))
         #expect(try b.resolvedEndpoint() == ("api.sandbox.push.apple.com", 443))
-        #expect(news.maxPerSecond == nil && file.sendRates.isEmpty)
+        #expect(news.maxPerSecond == nil && file.sendRate(app: news.id, throttle: nil) == nil)
     }
 
     @Test func anAppsSendRateIsReadAndListed() throws {
@@ -29,7 +29,10 @@ import Testing
             """#
         let file = try AppsFile.parse(Data(json.utf8))
         #expect(file.app("a")?.maxPerSecond == 500)
-        #expect(file.sendRates == ["a": 500])
+        // The lower of the app's rate and the job's own; an app without one, or one not in the file, adds none.
+        #expect(file.sendRate(app: "a", throttle: nil) == 500 && file.sendRate(app: "a", throttle: 20) == 20)
+        #expect(file.sendRate(app: "a", throttle: 900) == 500 && file.sendRate(app: "b", throttle: nil) == nil)
+        #expect(file.sendRate(app: "unknown", throttle: 7) == 7)
     }
 
     @Test(arguments: [

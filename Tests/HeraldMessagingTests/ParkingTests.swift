@@ -31,7 +31,7 @@ import Testing
         #expect(delivery.properties.headers[ParkingHeader.originQueue] == .string(topology.jobs))
         try await consumer.ack(delivery)
         try await consumer.cancel()
-        for queue in topology.queues { try await connection.deleteQueue(queue.name) }
+        try await topology.delete(on: connection)
         await connection.close()
     }
 }

@@ -65,7 +65,7 @@ import Testing
         #expect(waited >= .milliseconds(250))  // the TTL, less timer slack
         try await consumer.ack(delivery)
         try await consumer.cancel()
-        for queue in topology.queues { try await connection.deleteQueue(queue.name) }
+        try await topology.delete(on: connection)
         await connection.close()
     }
 
@@ -92,14 +92,14 @@ import Testing
         try await parked.ack(dead)
         try await consumer.cancel()
         try await parked.cancel()
-        for queue in topology.queues { try await connection.deleteQueue(queue.name) }
+        try await topology.delete(on: connection)
 
         // A quorum jobs queue as Herald declared it before it had a dead-letter target.
         let older = Topology(prefix: TestServices.uniqueName("herald-test-older"), queueType: .quorum)
         _ = try await connection.declareQueue(
             older.jobs, arguments: ["x-queue-type": "quorum", "x-delivery-limit": .int(20)])
         try await older.declare(on: connection)
-        for queue in older.queues { try await connection.deleteQueue(queue.name) }
+        try await older.delete(on: connection)
         await connection.close()
     }
 }

@@ -180,14 +180,18 @@ import Testing
 
     @Test func aThrottledJobsWindowIsAboutThirtySecondsOfItsRate() throws {
         var planner = Self.planner(FakeStore(devices: 0), FakePublisher())
-        planner.appRates = ["a": 100]
+        planner.apps = AppsFile(apps: [
+            AppConfiguration(
+                id: "a", topic: "a", environment: .production, auth: .token(teamID: "T", keyID: "K", keyFile: "k"),
+                maxPerSecond: 100)
+        ])
         var job = try Self.job(#"{"all":true}"#)
         // The app's 100/s: batches of 200 (2 s), 15 of them.
         #expect(planner.devicesPerBatch(for: job) == 200 && planner.window(for: job) == 15)
         // A lower job rate wins: 1/s, batches of 2, 15 of them; never fewer than 2.
         job.throttlePerSecond = 1
         #expect(planner.devicesPerBatch(for: job) == 2 && planner.window(for: job) == 15)
-        planner.appRates = [:]
+        planner.apps = AppsFile(apps: [])
         job.throttlePerSecond = 100_000
         #expect(planner.devicesPerBatch(for: job) == 1000 && planner.window(for: job) == 3000)
         job.throttlePerSecond = nil

@@ -245,11 +245,11 @@ extension Store {
     }
 }
 
-/// A batch's turn in its job's send rate (`Store.takeThrottle`).
+/// A batch's turn in its job's and its app's send rates (`Store.takeTurn`).
 public enum ThrottleSlot: Sendable, Equatable {
     /// Taken: the batch's sends start after `wait`, which is within the window asked for.
     case taken(wait: Duration)
-    /// Not taken: the job's rate is booked further ahead than the window; its next slot starts after `wait`.
+    /// Not taken: the rates are booked further ahead than the window; the batch's turn would start after `wait`.
     case later(wait: Duration)
 }
 

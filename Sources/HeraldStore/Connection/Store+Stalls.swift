@@ -48,20 +48,16 @@ extension Store {
                         outcome.finish(.failure(StoreError(.queryFailed, "\(what) failed: \(reason)")))
                         work.cancel()
                     }
-                    var outageSeen = false
-                    // Since when pings have failed, or (after an outage) have answered again.
-                    var silentSince: ContinuousClock.Instant? = nil
-                    var answeringSince: ContinuousClock.Instant? = nil
+                    // Whether pings answer, and since when; nil until the first failed ping (a statement that runs
+                    // long without an outage is left alone).
+                    var state: (answers: Bool, since: ContinuousClock.Instant)? = nil
                     while !Task.isCancelled {
                         try? await Task.sleep(for: stalls.checkInterval)
                         guard !Task.isCancelled, !outcome.isFinished else { return }
                         let answers = await databaseAnswers(within: .seconds(1))
-                        outageSeen = outageSeen || !answers
-                        guard outageSeen else { continue }
-                        if answers { silentSince = nil } else { answeringSince = nil }
-                        let since = (answers ? answeringSince : silentSince) ?? .now
-                        if answers { answeringSince = since } else { silentSince = since }
-                        guard since.duration(to: .now) >= stalls.grace else { continue }
+                        guard state != nil || !answers else { continue }
+                        if state?.answers != answers { state = (answers, .now) }
+                        guard let since = state?.since, since.duration(to: .now) >= stalls.grace else { continue }
                         if answers {
                             giveUp(
                                 "a statement lost with its connection, giving up on it",

@@ -82,8 +82,8 @@ struct BatchDeliverer: Sendable {
         }
 
         // The lower of the job's and the app's rates paces the batch's sends.
-        let rate = [throttle, app.maxPerSecond].compactMap { $0 }.min()
-        if rate != nil {
+        var pacing: Pacing? = nil
+        if let rate = configuration.apps.sendRate(app: job.app, throttle: throttle) {
             // The batch's turn in the job's and the app's rates (shared by every worker), taken only if it is near:
             // a worker never holds a batch for long waiting for it.
             let slot = try await store.takeTurn(
@@ -94,7 +94,7 @@ struct BatchDeliverer: Sendable {
                 metrics.batchesDeferred.increment()
                 return .deferred(wait)
             case .taken(let wait):
-                if wait > .zero { try await Task.sleep(for: wait) }
+                pacing = Pacing(start: .now + wait, rate: rate)
             }
         }
 
@@ -108,7 +108,7 @@ struct BatchDeliverer: Sendable {
         for (environment, share) in Self.byEnvironment(devices, app: app) {
             let client = appClients.client(for: environment)
             let requests = makeRequests(for: share, job: job, bundleID: app.topic, badges: badges)
-            results += try await send(requests, job: job, client: client, throttle: rate, publishedAt: publishedAt)
+            results += try await send(requests, job: job, client: client, pacing: &pacing, publishedAt: publishedAt)
         }
 
         // The notifications are out: from here each write is held through an outage and tried again alone, and a
@@ -225,13 +225,26 @@ struct BatchDeliverer: Sendable {
         Sender(concurrency: configuration.sendConcurrency, policy: configuration.retryPolicy, metrics: metrics)
     }
 
-    /// Sends every request with at most `sendConcurrency` in flight, in throttled chunks if the job has a rate;
-    /// the first request goes alone either way (`Sender.sendProbingFirst`).
+    /// A throttled batch's turn: its sends go out at `rate` from `start`, when the turn it took begins. Paced from
+    /// the turn, not from whenever the worker gets to them, so that a batch that starts late catches up inside its
+    /// own turn instead of running into the next one's.
+    struct Pacing {
+        let start: ContinuousClock.Instant
+        let rate: Int
+        /// Sends made so far, over every environment's share of the batch.
+        var sent = 0
+
+        /// When the next send is due.
+        var due: ContinuousClock.Instant { start + .seconds(Double(sent) / Double(rate)) }
+    }
+
+    /// Sends every request with at most `sendConcurrency` in flight, in chunks of a tenth of the rate paced by
+    /// `pacing` if the batch is throttled; the first request goes alone either way (`Sender.sendProbingFirst`).
     private func send(
         _ requests: RequestList,
         job: PreparedJob,
         client: APNSClient,
-        throttle: Int?,
+        pacing: inout Pacing?,
         publishedAt: Int64
     ) async throws -> [DeviceResult] {
         let share = Sender.Share(
@@ -240,23 +253,20 @@ struct BatchDeliverer: Sendable {
             stop: StopFlag(job: job.key, registry: stoppedJobs),
             publishedAt: publishedAt
         )
-        guard let throttle else { return await sender.sendProbingFirst([share], through: client)[0] }
-        // Throttled: the batch's turn is taken (`deliver`); its sends go out at the job's rate from now, the probe
-        // first, then chunks of a tenth of the rate.
+        guard var paced = pacing else { return await sender.sendProbingFirst([share], through: client)[0] }
+        defer { pacing = paced }
         var results: [DeviceResult] = []
         results.reserveCapacity(requests.count)
-        let start = ContinuousClock.now
         var rest = share
-        var sent = 0
         var chunk = 1
         while !rest.range.isEmpty {
-            let due = start + .seconds(Double(sent) / Double(throttle))
+            let due = paced.due
             if due > .now { try await Task.sleep(until: due, clock: .continuous) }
             let slice = rest.prefix(chunk)
             results += await sender.sendShares([slice], through: client)[0]
-            sent += slice.range.count
+            paced.sent += slice.range.count
             rest = rest.dropFirst(slice.range.count)
-            chunk = max(1, min(throttle / 10, configuration.sendConcurrency))
+            chunk = max(1, min(paced.rate / 10, configuration.sendConcurrency))
         }
         return results
     }

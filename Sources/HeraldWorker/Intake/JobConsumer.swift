@@ -95,9 +95,9 @@ struct JobConsumer: Sendable {
     /// read nothing per device; an app serving both environments needs each device's.)
     private func isSmall(_ job: PreparedJob) -> Bool {
         guard case .tokens(let tokens) = job.audience else { return false }
-        let app = configuration.apps.app(job.app)
-        return tokens.count <= configuration.batchSize && job.sendAt == nil && job.throttlePerSecond == nil
-            && app?.maxPerSecond == nil && !job.template.variesPerDevice && app?.sendsPerDeviceEnvironment != true
+        return tokens.count <= configuration.batchSize && job.sendAt == nil
+            && configuration.apps.sendRate(app: job.app, throttle: job.throttlePerSecond) == nil
+            && !job.template.variesPerDevice && configuration.apps.app(job.app)?.sendsPerDeviceEnvironment != true
     }
 
     /// Registers and plans one job (delivering it here if it fits in one batch), holding the job's planning claim:
@@ -111,8 +111,10 @@ struct JobConsumer: Sendable {
             // than repeat (a batch that was sent is settled by the deliverer, which never sends it again:
             // `SentButNotSettled`). A redelivered copy may be the message of a planner that died a moment ago, whose
             // session PostgreSQL has not dropped yet (or of this process's planner, back through a broker
-            // reconnection): it waits for the claim rather than taking that planner for alive.
-            let wait = delivery.redelivered ? configuration.planningClaimWait : .zero
+            // reconnection): it waits for the claim rather than taking that planner for alive. So does a copy the
+            // scheduler published to resume paced planning: the planner that paused the job may not have let go yet.
+            let resumed = delivery.properties.headers[ParkingHeader.resumedPlanning] != nil
+            let wait = delivery.redelivered || resumed ? configuration.planningClaimWait : .zero
             event = try await outages.untilDone("planning a job") {
                 let claimed: JobEvent?? = try await claims.withClaim(on: job.key, wait: wait) {
                     try await registerAndPlan(item, logger: logger)

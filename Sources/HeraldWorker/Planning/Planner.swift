@@ -58,8 +58,8 @@ struct Planner: Sendable {
     let batchSize: Int
     /// A throttled job's batches hold about this much of its rate (`WorkerConfiguration.throttleWindow`).
     var throttleWindow: Duration = .seconds(2)
-    /// Apps' own send rates (`max_per_second`), by app id: their jobs are planned as throttled ones.
-    var appRates: [String: Int] = [:]
+    /// The apps, for their own send rates (`max_per_second`): their jobs are planned as throttled ones.
+    var apps = AppsFile(apps: [])
     /// Batches of an unthrottled job planned before its planning pauses (`WorkerConfiguration.planAhead`); nil
     /// plans it whole.
     var planAhead: Int? = nil
@@ -150,8 +150,7 @@ struct Planner: Sendable {
     /// whose turn has come is sent within about that.
     func devicesPerBatch(for job: PreparedJob) -> Int {
         guard let rate = rate(of: job) else { return batchSize }
-        let window = Double(throttleWindow.components.seconds) + Double(throttleWindow.components.attoseconds) / 1e18
-        return max(1, min(batchSize, Int((Double(rate) * window).rounded(.down))))
+        return max(1, min(batchSize, Int((Double(rate) * (throttleWindow / .seconds(1))).rounded(.down))))
     }
 
     /// Batches of `job` planned before planning pauses: about 30 s of a throttled job's rate (at least 2), else
@@ -172,10 +171,8 @@ struct Planner: Sendable {
         return .finished(nil)
     }
 
-    /// The rate `job` is sent at: the lower of its own throttle and its app's; nil if neither has one.
-    func rate(of job: PreparedJob) -> Int? {
-        [job.throttlePerSecond, appRates[job.app]].compactMap { $0 }.min()
-    }
+    /// The rate `job` is sent at (`AppsFile.sendRate`); nil if neither it nor its app has one.
+    func rate(of job: PreparedJob) -> Int? { apps.sendRate(app: job.app, throttle: job.throttlePerSecond) }
 
     private func finishPlanning(_ job: PreparedJob) async throws -> JobState? {
         let finished = try await store.finishPlanning(job: job.key)

@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldMessaging
 import HeraldStore
 import Logging
 import Metrics
@@ -44,13 +45,13 @@ struct Scheduler: Sendable {
 
     /// One pass; returns how many jobs it released.
     func releaseDue() async throws -> Int {
-        let released = try await store.releaseDueJobs(limit: 100) { due in try await publish(due) }
+        let released = try await store.releaseDueJobs(limit: 100) { due in try await publish(due, resumed: false) }
         return counted(released, metrics.jobsScheduledReleased, "scheduled jobs released", level: .info)
     }
 
     /// One pass over paused planning; returns how many jobs it resumed.
     func resumePlanning() async throws -> Int {
-        let resumed = try await store.resumePausedPlanning(limit: 100) { due in try await publish(due) }
+        let resumed = try await store.resumePausedPlanning(limit: 100) { due in try await publish(due, resumed: true) }
         return counted(resumed, metrics.planningResumed, "paused planning resumed", level: .debug)
     }
 
@@ -77,15 +78,14 @@ struct Scheduler: Sendable {
         return relayed
     }
 
-    /// Publishes job messages back to `herald.jobs`, each with a confirm.
-    private func publish(_ jobs: [(job: JobKey, spec: String)]) async throws {
+    /// Publishes job messages back to `herald.jobs`, each with a confirm; a `resumed` one says so
+    /// (`ParkingHeader.resumedPlanning`), so that it waits for the job's planning claim.
+    private func publish(_ jobs: [(job: JobKey, spec: String)], resumed: Bool) async throws {
         for job in jobs {
+            var properties = AMQPProperties(contentType: "application/json", messageID: job.job.id)
+            if resumed { properties.headers[ParkingHeader.resumedPlanning] = .bool(true) }
             try await publisher.publish(
-                Array(job.spec.utf8),
-                routingKey: configuration.topology.jobs,
-                properties: AMQPProperties(contentType: "application/json", messageID: job.job.id),
-                mandatory: true
-            )
+                Array(job.spec.utf8), routingKey: configuration.topology.jobs, properties: properties, mandatory: true)
         }
     }
 }
