@@ -62,7 +62,7 @@ public struct API: Sendable {
         var producer = ProducerConfiguration(amqp: configuration.amqp, queue: configuration.topology.jobs)
         producer.amqp.connectionName = producer.amqp.connectionName ?? "herald-api"
         let topology = configuration.topology
-        producer.prepareConnection = { connection in try await topology.declare(on: connection) }
+        producer.prepareConnection = { connection in _ = try await topology.declare(on: connection) }
         return producer
     }
 }

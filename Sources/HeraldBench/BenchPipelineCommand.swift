@@ -211,11 +211,14 @@ struct BenchPipelineCommand: AsyncParsableCommand {
 
     static func fixed(_ value: Double) -> String { String(format: "%.1f", value) }
 
-    /// A job message's properties, as a producer sets them: its id, and when it was published (s since 1970).
+    /// A job message's properties, as a producer sets them: its id, when it was published (s since 1970), and the
+    /// broker priority of its notification (the bench's are at APNs' default, 10).
     private static func jobProperties(id: String, publishedAt: Int64 = Int64(Date().timeIntervalSince1970))
         -> AMQPProperties
     {
-        AMQPProperties(contentType: "application/json", messageID: id, timestamp: publishedAt)
+        AMQPProperties(
+            contentType: "application/json", messageID: id, timestamp: publishedAt,
+            priority: Job.brokerPriority(apnsPriority: nil, bulk: false))
     }
 
     private func spawnWorker(appsFile: String, prefix: String, amqpURL: String, databaseURL: String) throws -> Process {

@@ -27,6 +27,34 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     /// Whether Herald publishes this app's events (`job.finished.<app>`, `token.pruned.<app>`, …) to the events
     /// exchange; nil is no.
     public var events: Bool?
+    /// Where the app's events are also POSTed, signed; an app with one has events whatever `events` says.
+    public var webhook: Webhook?
+
+    /// An HTTPS endpoint that receives the app's events (docs/events.md): each POSTed with an HMAC-SHA256
+    /// signature made with the secret in `secretFile`, tried again with backoff, and parked when it keeps failing.
+    public struct Webhook: Sendable, Hashable, Codable {
+        /// `https://host[:port]/path`.
+        public var url: String
+        /// A file holding the signing secret (16 to 1024 bytes; a final newline is not part of it).
+        public var secretFile: String
+        /// An extra trust root (PEM file) for `url`; certificate verification is never switched off.
+        public var caFile: String?
+
+        enum CodingKeys: String, CodingKey {
+            case url
+            case secretFile = "secret_file"
+            case caFile = "ca_file"
+        }
+
+        public init(url: String, secretFile: String, caFile: String? = nil) {
+            self.url = url
+            self.secretFile = secretFile
+            self.caFile = caFile
+        }
+    }
+
+    /// Whether the app's events are written: `events`, or a webhook.
+    public var hasEvents: Bool { events == true || webhook != nil }
 
     enum CodingKeys: String, CodingKey {
         case id, topic, environment, environments, endpoint, endpoints
@@ -34,6 +62,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         case auth
         case maxPerSecond = "max_per_second"
         case events
+        case webhook
     }
 
     public init(
@@ -46,7 +75,8 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         caFile: String? = nil,
         auth: Authentication,
         maxPerSecond: Int? = nil,
-        events: Bool? = nil
+        events: Bool? = nil,
+        webhook: Webhook? = nil
     ) {
         self.id = id
         self.topic = topic
@@ -58,6 +88,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         self.auth = auth
         self.maxPerSecond = maxPerSecond
         self.events = events
+        self.webhook = webhook
     }
 
     /// The APNs environment of an app.
@@ -204,6 +235,19 @@ public struct AppsFile: Sendable, Hashable, Codable {
                 throw ConfigurationError("app \(app.id): max_per_second must be 1 to \(Int32.max), not \(rate)")
             }
             try app.checkEnvironments()
+            if let webhook = app.webhook {
+                guard let components = URLComponents(string: webhook.url), components.scheme == "https",
+                    let host = components.host, !host.isEmpty, components.user == nil, components.password == nil,
+                    webhook.url.utf8.count <= 2048
+                else {
+                    throw ConfigurationError(
+                        "app \(app.id): webhook.url must be an https URL with a host and no user info, at most 2048 bytes"
+                    )
+                }
+                guard !webhook.secretFile.isEmpty else {
+                    throw ConfigurationError("app \(app.id): webhook.secret_file is empty")
+                }
+            }
         }
         return file
     }

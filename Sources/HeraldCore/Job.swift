@@ -127,3 +127,39 @@ public struct JobNotification: Sendable, Hashable, Codable {
         self.badgeIncrement = badgeIncrement
     }
 }
+
+extension Job {
+    /// The broker priority of the job's messages on the work queues (`herald.jobs`, `herald.batches`), from its
+    /// APNs priority and its lane (`brokerPriority(apnsPriority:bulk:)`).
+    public func brokerPriority(bulk: Bool) -> UInt8 {
+        Self.brokerPriority(apnsPriority: notification.priority, bulk: bulk)
+    }
+
+    /// The broker priority of a message of a notification at `apnsPriority` (nil: APNs' default, 10): a queue
+    /// hands out the highest first, so notifications at 10 go before those at 5 and 1, and within each, the
+    /// transactional lane (job messages, small jobs, a job's first few batches) before the bulk lane (the rest of
+    /// a large job's batches and its resumed planning).
+    ///
+    /// | | transactional | bulk |
+    /// |---|---|---|
+    /// | apns-priority 10 | 5 | 2 |
+    /// | apns-priority 5, 1 | 1 | 0 |
+    ///
+    /// A classic queue has these four levels (`x-max-priority` 3, which 5 counts as); a quorum queue of RabbitMQ 4
+    /// two (5 high, the rest normal), earlier ones none.
+    public static func brokerPriority(apnsPriority: Int?, bulk: Bool) -> UInt8 {
+        switch ((apnsPriority ?? 10) == 10, bulk) {
+        case (true, false): 5
+        case (true, true): 2
+        case (false, false): 1
+        case (false, true): 0
+        }
+    }
+}
+
+extension PreparedJob {
+    /// The broker priority of the job's messages in `bulk` or the transactional lane (`Job.brokerPriority`).
+    public func brokerPriority(bulk: Bool) -> UInt8 {
+        Job.brokerPriority(apnsPriority: template.priority?.rawValue, bulk: bulk)
+    }
+}

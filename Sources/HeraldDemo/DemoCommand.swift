@@ -188,7 +188,8 @@ struct DemoScenario {
             try await connection.publish(
                 Array(try JSONEncoder().encode(body)),
                 routingKey: topology.jobs,
-                properties: AMQPProperties(contentType: "application/json", messageID: job.id)
+                properties: AMQPProperties(
+                    contentType: "application/json", messageID: job.id, priority: body.brokerPriority(bulk: false))
             )
         }
         try await connection.publish(Array("this is not json".utf8), routingKey: topology.jobs)

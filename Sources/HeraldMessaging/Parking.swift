@@ -14,19 +14,21 @@ package struct Parking: Sendable {
         self.topology = topology
     }
 
-    /// Publishes `body` to the parking queue, persistent and mandatory, and returns once the broker confirmed it.
+    /// Publishes `body` to the parking queue (or `queue`, such as the webhooks' own), persistent and mandatory, and
+    /// returns once the broker confirmed it.
     package func park(
         _ body: [UInt8],
         properties: AMQPProperties = .init(),
         reason: String,
         attempts: Int,
-        origin: String
+        origin: String,
+        to queue: String? = nil
     ) async throws {
         var properties = properties
         properties.persistent = true
         properties.headers[ParkingHeader.reason] = .string(String(reason.prefix(1000)))
         properties.headers[ParkingHeader.originQueue] = .string(origin)
         properties.headers[ParkingHeader.attempts] = .int(Int64(attempts))
-        try await publisher.publish(body, routingKey: topology.parked, properties: properties, mandatory: true)
+        try await publisher.publish(body, routingKey: queue ?? topology.parked, properties: properties, mandatory: true)
     }
 }

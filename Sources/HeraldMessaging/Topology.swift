@@ -46,11 +46,23 @@ public struct Topology: Sendable, Hashable {
     /// apps that have them; subscribers bind their own queues (schemas/events.schema.json).
     public var events: String { prefix + ".events" }
 
+    /// Where events wait for the webhooks of their apps: bound to the events exchange (`*.*.<app>`) by a worker
+    /// for each app with a webhook.
+    public var webhooks: String { prefix + ".webhooks" }
+    /// Events whose webhook failed every attempt, with `x-herald-reason`.
+    public var webhooksParked: String { prefix + ".webhooks.parked" }
+
     /// The retry queue for the attempt after `attempt` (attempt 1 failed → the first delay).
     public func retryQueue(after attempt: Int) -> String {
-        let index = min(max(attempt - 1, 0), retryDelays.count - 1)
-        return retryQueueName(retryDelays[index])
+        retryQueueName(retryDelays[retryIndex(after: attempt)])
     }
+
+    /// The webhook retry queue for the attempt after `attempt`: the same delays, back to the webhooks queue.
+    public func webhookRetryQueue(after attempt: Int) -> String {
+        webhookRetryQueueName(retryDelays[retryIndex(after: attempt)])
+    }
+
+    private func retryIndex(after attempt: Int) -> Int { min(max(attempt - 1, 0), retryDelays.count - 1) }
 
     /// The delay queue a message waits in for about `wait`: the one with the longest delay that is not longer, else
     /// the shortest. A throttled batch whose turn is further off comes back, and is sent back, until it is near.
@@ -62,11 +74,13 @@ public struct Topology: Sendable, Hashable {
     /// Every retry queue with its delay.
     public var retryQueues: [(name: String, delay: Duration)] { retryDelays.map { (retryQueueName($0), $0) } }
 
-    func retryQueueName(_ delay: Duration) -> String {
-        let ms = Self.milliseconds(delay)
-        let label =
-            ms % 60_000 == 0 ? "\(ms / 60_000)m" : ms % 1000 == 0 ? "\(ms / 1000)s" : "\(ms)ms"
-        return prefix + ".retry." + label
+    func retryQueueName(_ delay: Duration) -> String { prefix + ".retry." + Self.label(delay) }
+
+    func webhookRetryQueueName(_ delay: Duration) -> String { webhooks + ".retry." + Self.label(delay) }
+
+    static func label(_ delay: Duration) -> String {
+        let ms = milliseconds(delay)
+        return ms % 60_000 == 0 ? "\(ms / 60_000)m" : ms % 1000 == 0 ? "\(ms / 1000)s" : "\(ms)ms"
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {
@@ -74,10 +88,16 @@ public struct Topology: Sendable, Hashable {
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
+    /// The highest priority of a classic work queue (`x-max-priority`): four levels, so that notifications at
+    /// apns-priority 10 are taken before those at 5 or 1 queued ahead of them, and within each the transactional
+    /// lane before the bulk lane (`Job.brokerPriority`, whose 5 counts as 3 here). Quorum queues take no such
+    /// argument: RabbitMQ 4 gives them two levels (5 high), earlier versions keep them in FIFO order.
+    public static let maximumPriority: UInt8 = 3
+
     /// The arguments of a work queue.
     public var workQueueArguments: AMQPTable {
         switch queueType {
-        case .classic: return [:]
+        case .classic: return [Self.maxPriority: .int(Int64(Self.maximumPriority))]
         case .quorum:
             // A message past the delivery limit is dead-lettered to the parking queue, never dropped. The worker
             // parks such a message itself first (`maximumDeliveries`, with its reason); this is the backstop.
@@ -90,17 +110,17 @@ public struct Topology: Sendable, Hashable {
 
     /// The arguments of a retry queue: messages wait out the TTL, then dead-letter back to the batches queue.
     /// One queue per delay, so a long delay never blocks a short one (no head-of-line blocking).
-    public func retryQueueArguments(delay: Duration) -> AMQPTable {
+    public func retryQueueArguments(delay: Duration, to target: String? = nil) -> AMQPTable {
         var arguments: AMQPTable = [
             "x-message-ttl": .int(Self.milliseconds(delay)),
             "x-dead-letter-exchange": .string(""),
-            "x-dead-letter-routing-key": .string(batches),
+            "x-dead-letter-routing-key": .string(target ?? batches),
         ]
         if queueType == .quorum { arguments["x-queue-type"] = .string("quorum") }
         return arguments
     }
 
-    /// The arguments of the parking queue.
+    /// The arguments of the parking queues and the webhooks queue: the queue type alone.
     public var parkedArguments: AMQPTable {
         queueType == .quorum ? ["x-queue-type": .string("quorum")] : [:]
     }
@@ -110,17 +130,23 @@ public struct Topology: Sendable, Hashable {
     public var queues: [(name: String, arguments: AMQPTable)] {
         [(jobs, workQueueArguments), (batches, workQueueArguments)]
             + retryQueues.map { ($0.name, retryQueueArguments(delay: $0.delay)) }
-            + [(parked, parkedArguments)]
+            + [(parked, parkedArguments), (webhooks, parkedArguments)]
+            + retryDelays.map { (webhookRetryQueueName($0), retryQueueArguments(delay: $0, to: webhooks)) }
+            + [(webhooksParked, parkedArguments)]
     }
 
-    /// Declares every queue, idempotently.
+    /// Declares every queue, idempotently. Returns the work queues that were taken as they already were, without
+    /// the arguments added since they were first declared.
     ///
-    /// A quorum work queue declared before it had a dead-letter target (Herald before issue 16) is refused with
-    /// 406 (its arguments differ); it is then taken as it is, without the target. The worker still parks a
-    /// message itself before the delivery limit (`maximumDeliveries`); docs/operations.md's upgrade notes give the policy that
-    /// adds the target to such a queue.
-    public func declare(on connection: AMQPConnection) async throws {
+    /// A work queue declared by an earlier Herald is refused with 406 (its arguments differ): a classic one from
+    /// before priorities (`x-max-priority`), a quorum one from before it had a dead-letter target (issue 16). It is
+    /// then taken as it is: a classic queue keeps FIFO order, and the worker still parks a quorum queue's message
+    /// itself before the delivery limit (`maximumDeliveries`). docs/operations.md's upgrade notes say how to
+    /// recreate such a queue, or add the dead-letter target by policy.
+    @discardableResult
+    public func declare(on connection: AMQPConnection) async throws -> [String] {
         try await connection.declareExchange(events, type: "topic")
+        var asTheyWere: [String] = []
         for (name, arguments) in queues {
             let refused: AMQPError
             do {
@@ -129,13 +155,13 @@ public struct Topology: Sendable, Hashable {
             } catch {
                 refused = error
             }
-            guard refused.replyCode == 406, name == jobs || name == batches, arguments[Self.deadLetterExchange] != nil
-            else { throw refused }
             var earlier = arguments
-            earlier[Self.deadLetterExchange] = nil
-            earlier[Self.deadLetterRoutingKey] = nil
+            for later in Self.laterArguments { earlier[later] = nil }
+            guard refused.replyCode == 406, name == jobs || name == batches, earlier != arguments else { throw refused }
             _ = try await connection.declareQueue(name, durable: true, arguments: earlier)
+            asTheyWere.append(name)
         }
+        return asTheyWere
     }
 
     /// Deletes every queue and the events exchange, with what they hold: the mirror of `declare(on:)`, for tests
@@ -145,6 +171,9 @@ public struct Topology: Sendable, Hashable {
         try await connection.deleteExchange(events)
     }
 
+    static let maxPriority = "x-max-priority"
     static let deadLetterExchange = "x-dead-letter-exchange"
     static let deadLetterRoutingKey = "x-dead-letter-routing-key"
+    /// Work-queue arguments that queues declared by an earlier Herald lack.
+    static let laterArguments = [maxPriority, deadLetterExchange, deadLetterRoutingKey]
 }

@@ -102,7 +102,8 @@ public actor Producer {
             contentType: "application/json",
             messageID: prepared.id,
             persistent: true,
-            timestamp: Int64(Date().timeIntervalSince1970)
+            timestamp: Int64(Date().timeIntervalSince1970),
+            priority: prepared.brokerPriority(bulk: false)
         )
         // One retry on a fresh connection if the old one was lost: the job id makes a duplicate harmless.
         for attempt in 1...2 {

@@ -34,6 +34,7 @@ public func buildWorker(
         logger: logger
     )
     let claims = try PlanningClaims(database: configuration.database, logger: logger)
+    let webhooks = try Webhooks(apps: configuration.apps, directory: configuration.appsDirectory)
     let shared = WorkerShared(
         configuration: configuration, store: store, clients: clients, claims: claims, logger: logger)
     var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
@@ -61,6 +62,7 @@ public func buildWorker(
     // hand, then the scheduler, the APNs connections and last the database pool.
     services.append(.init(service: APNSClientsService(clients: clients)))
     services.append(.init(service: SchedulerService(shared: shared)))
+    if !webhooks.isEmpty { services.append(.init(service: WebhookService(shared: shared, webhooks: webhooks))) }
     services.append(
         .init(service: DelivererService(shared: shared), successTerminationBehavior: .gracefullyShutdownGroup))
     services.append(
@@ -97,7 +99,14 @@ struct WorkerShared: Sendable {
         var amqp = configuration.amqp
         amqp.reconnect = amqp.reconnect ?? ReconnectPolicy()
         let topology = configuration.topology
-        let declareTopology: AMQPConnection.ConnectHook = { try await topology.declare(on: $0) }
+        let logger = self.logger
+        let declareTopology: AMQPConnection.ConnectHook = { connection in
+            for queue in try await topology.declare(on: connection) {
+                logger.warning(
+                    "queue declared by an earlier Herald, taken as it is (see the upgrade notes in docs/operations.md)",
+                    metadata: ["queue": "\(queue)"])
+            }
+        }
         var publisherConfiguration = amqp
         publisherConfiguration.connectionName = "herald-\(role)-publisher"
         let publisher = try await AMQPConnection.connect(
@@ -109,8 +118,7 @@ struct WorkerShared: Sendable {
                 let apps = configuration.apps.apps
                 try await OutageWaiter(store: store, logger: logger).untilDone("recording the apps that have events") {
                     try await store.setEventApps(
-                        with: apps.filter { $0.events == true }.map(\.id),
-                        without: apps.filter { $0.events != true }.map(\.id))
+                        with: apps.filter(\.hasEvents).map(\.id), without: apps.filter { !$0.hasEvents }.map(\.id))
                 }
                 var consumerConfiguration = amqp
                 consumerConfiguration.connectionName = "herald-\(role)"

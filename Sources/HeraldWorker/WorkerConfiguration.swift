@@ -27,6 +27,12 @@ public struct WorkerConfiguration: Sendable {
     public var batchSize: Int = 1000
     /// Deliveries of one batch in all (the first, then one per retry queue) before its devices are parked.
     public var maximumBatchAttempts: Int = 5
+    /// Tries of one event at an app's webhook (the first, then one per retry queue) before it is parked.
+    public var webhookAttempts: Int = 5
+    /// How long one webhook request may take, connection included.
+    public var webhookTimeout: Duration = .seconds(10)
+    /// Webhook requests one worker has in flight at once (AMQP prefetch on the webhooks queue).
+    public var webhookConcurrency: UInt16 = 16
     /// How often the scheduler looks for due jobs.
     public var schedulerInterval: Duration = .seconds(1)
     /// How often the scheduler looks for paused planning to resume (`planAhead`).

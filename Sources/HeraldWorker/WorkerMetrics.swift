@@ -28,6 +28,11 @@ struct WorkerMetrics: Sendable {
             .increment(by: count)
     }
 
+    /// Counts webhook deliveries by outcome (`delivered`, `retried`, `parked`, `dropped`).
+    func webhook(_ outcome: String) {
+        Counter(label: "herald_webhooks_total", dimensions: [("outcome", outcome)]).increment()
+    }
+
     /// Counts finished jobs by final state.
     func jobFinished(state: String, count: Int = 1) {
         guard count > 0 else { return }

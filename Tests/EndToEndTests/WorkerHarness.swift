@@ -136,12 +136,13 @@ final class WorkerHarness: Sendable {
         return DeviceToken(trustedHex: prefix + String(repeating: "0", count: 64 - prefix.count - hex.count) + hex)
     }
 
-    /// Publishes a job with confirm.
+    /// Publishes a job with confirm, at its broker priority as the producer library sets it.
     func publish(_ job: Job) async throws {
         try await publisher.publish(
             Array(try JSONEncoder().encode(job)),
             routingKey: topology.jobs,
-            properties: AMQPProperties(contentType: "application/json", messageID: job.id)
+            properties: AMQPProperties(
+                contentType: "application/json", messageID: job.id, priority: job.brokerPriority(bulk: false))
         )
     }
 

@@ -24,11 +24,17 @@ import Testing
         let queues = try #require(json["queues"] as? [[String: Any]])
         #expect(
             queues.compactMap { $0["name"] as? String } == [
-                "p.jobs", "p.batches", "p.retry.1500ms", "p.retry.1m", "p.parked",
+                "p.jobs", "p.batches", "p.retry.1500ms", "p.retry.1m", "p.parked", "p.webhooks",
+                "p.webhooks.retry.1500ms", "p.webhooks.retry.1m", "p.webhooks.parked",
             ])
         let retry = try #require(queues[2]["arguments"] as? [String: Any])
         #expect(retry["x-message-ttl"] as? Int == 1500)
         #expect(retry["x-dead-letter-routing-key"] as? String == "p.batches")
+        let webhookRetry = try #require(queues[6]["arguments"] as? [String: Any])
+        #expect(webhookRetry["x-message-ttl"] as? Int == 1500)
+        #expect(webhookRetry["x-dead-letter-routing-key"] as? String == "p.webhooks")
+        let jobs = try #require(queues[0]["arguments"] as? [String: Any])
+        #expect(jobs["x-max-priority"] as? Int == 3)
     }
 
     @Test func aWaitGoesToTheLongestDelayQueueNotLongerThanItElseTheShortest() {
@@ -98,7 +104,44 @@ import Testing
         let older = Topology(prefix: TestServices.uniqueName("herald-test-older"), queueType: .quorum)
         _ = try await connection.declareQueue(
             older.jobs, arguments: ["x-queue-type": "quorum", "x-delivery-limit": .int(20)])
-        try await older.declare(on: connection)
+        #expect(try await older.declare(on: connection) == [older.jobs])
+        try await older.delete(on: connection)
+        await connection.close()
+    }
+
+    /// Classic work queues have four priority levels: messages at `Job.brokerPriority`'s 5 (capped to the queue's
+    /// 3), 2, 1 and 0 are delivered in that order, whatever order they were queued in. A classic queue from before
+    /// priorities is taken as it is.
+    @Test func classicWorkQueuesDeliverTheHigherPriorityFirstAndOlderQueuesAreKept() async throws {
+        let topology = Topology(prefix: TestServices.uniqueName("herald-test-priority"), queueType: .classic)
+        let connection = try await AMQPConnection.connect(
+            AMQPConfiguration(url: TestServices.amqpURL), logger: Self.logger)
+        #expect(try await topology.declare(on: connection) == [])
+        let queued: [(String, UInt8)] = [
+            ("power-aware bulk", 0), ("immediate bulk 1", 2), ("power-aware", 1), ("immediate bulk 2", 2),
+            ("immediate", 5),
+        ]
+        for (body, priority) in queued {
+            try await connection.publish(
+                Array(body.utf8), routingKey: topology.batches, properties: AMQPProperties(priority: priority),
+                mandatory: true)
+        }
+        let consumer = try await connection.consume(queue: topology.batches, prefetch: 1)
+        var iterator = consumer.makeAsyncIterator()
+        var order: [String] = []
+        for _ in queued {
+            let delivery = try #require(try await iterator.next())
+            order.append(String(decoding: delivery.body, as: UTF8.self))
+            try await consumer.ack(delivery)
+        }
+        #expect(order == ["immediate", "immediate bulk 1", "immediate bulk 2", "power-aware", "power-aware bulk"])
+        try await consumer.cancel()
+        try await topology.delete(on: connection)
+
+        // Work queues as Herald declared them before priorities.
+        let older = Topology(prefix: TestServices.uniqueName("herald-test-fifo"), queueType: .classic)
+        for queue in [older.jobs, older.batches] { _ = try await connection.declareQueue(queue, arguments: [:]) }
+        #expect(try await older.declare(on: connection) == [older.jobs, older.batches])
         try await older.delete(on: connection)
         await connection.close()
     }

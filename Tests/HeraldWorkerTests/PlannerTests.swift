@@ -61,9 +61,12 @@ import Testing
     }
 
     final class FakePublisher: BatchPublishing {
-        let published = Mutex<[BatchMessage]>([])
-        func publish(_ batch: BatchMessage) async throws { published.withLock { $0.append(batch) } }
-        var batches: [BatchMessage] { published.withLock { $0 } }
+        let published = Mutex<[(batch: BatchMessage, priority: UInt8)]>([])
+        func publish(_ batch: BatchMessage, priority: UInt8) async throws {
+            published.withLock { $0.append((batch, priority)) }
+        }
+        var batches: [BatchMessage] { published.withLock { $0.map(\.batch) } }
+        var priorities: [UInt8] { published.withLock { $0.map(\.priority) } }
     }
 
     static func job(_ target: String) throws -> PreparedJob {
@@ -89,6 +92,22 @@ import Testing
         // The cursor moves after each publish, never before.
         #expect(store.state.withLock { $0.planned.map(\.1) } == batches.map(\.through))
         #expect(store.state.withLock { $0.finishedPlanning } == 1)
+    }
+
+    /// A job's first four batches travel in the transactional lane, the rest in the bulk lane, each at its APNs
+    /// priority's level (`Job.brokerPriority`).
+    @Test(arguments: [(nil, 5, 2), (10, 5, 2), (5, 1, 0), (1, 1, 0)] as [(Int?, UInt8, UInt8)])
+    func batchesCarryTheBrokerPriorityOfTheirJobsAPNsPriorityAndLane(apns: Int?, lead: UInt8, bulk: UInt8)
+        async throws
+    {
+        let (store, publisher) = (FakeStore(devices: 5_500), FakePublisher())
+        let priority = apns.map { #","priority":\#($0)"# } ?? ""
+        let job = try PreparedJob.decode(
+            Array(#"{"id":"j","app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"}\#(priority)}}"#.utf8)
+        ) { "j" }
+        _ = try await Self.planner(store, publisher).plan(
+            job, cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+        #expect(publisher.priorities == [lead, lead, lead, lead, bulk, bulk])
     }
 
     @Test func planningResumesFromItsCursorWithoutRepublishing() async throws {

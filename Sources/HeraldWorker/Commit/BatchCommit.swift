@@ -18,6 +18,7 @@ extension BatchDeliverer {
     func settle(
         _ results: [DeviceResult],
         batch: BatchMessage,
+        priority: UInt8,
         into writeBack: inout WriteBack,
         tally: inout [Tally: Int],
         prior: (@Sendable () async throws -> (answers: Int, suspect: Int))?
@@ -31,7 +32,7 @@ extension BatchDeliverer {
         case .nothing:
             break
         case .retry(let attempt):
-            retry = try await publishRetry(plan, of: batch, attempt: attempt)
+            retry = try await publishRetry(plan, of: batch, attempt: attempt, priority: priority)
         case .park:
             try await park(plan, of: batch)
         }
@@ -41,12 +42,16 @@ extension BatchDeliverer {
         return (retry, plan.stop)
     }
 
-    /// Publishes the plan's transient failures to the retry queue after `attempt - 1`.
-    private func publishRetry(_ plan: SettlementPlan, of batch: BatchMessage, attempt: Int) async throws -> BatchKey {
+    /// Publishes the plan's transient failures to the retry queue after `attempt - 1`, at the job's broker priority
+    /// (kept when the retry queue returns them to the batches queue).
+    private func publishRetry(_ plan: SettlementPlan, of batch: BatchMessage, attempt: Int, priority: UInt8)
+        async throws -> BatchKey
+    {
         let topology = configuration.topology
         let retry = BatchMessage(
             app: batch.app, job: batch.job, seq: batch.seq, attempt: attempt, tokens: plan.transient.map(\.hex))
-        var properties = AMQPProperties(contentType: "application/json", messageID: "\(retry.key)")
+        var properties = AMQPProperties(
+            contentType: "application/json", messageID: "\(retry.key)", priority: priority)
         properties.headers[ParkingHeader.attempts] = .int(Int64(batch.attempt))
         properties.headers[ParkingHeader.reason] = .string(plan.transientReasons)
         let body = Array(try JSONEncoder().encode(retry))

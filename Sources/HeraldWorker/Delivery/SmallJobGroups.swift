@@ -101,7 +101,9 @@ extension BatchDeliverer {
         for ((small, _, _), result) in zip(sendable, results) {
             let batch = Self.smallJobBatch(small.job)
             var writeBack = Self.firstWriteBack(of: small.job, devices: small.tokens.count)
-            let (retry, stop) = try await settle(result, batch: batch, into: &writeBack, tally: &tally, prior: nil)
+            let (retry, stop) = try await settle(
+                result, batch: batch, priority: small.job.brokerPriority(bulk: false), into: &writeBack, tally: &tally,
+                prior: nil)
             if let stop {
                 sent.stopped.append((small.job, stop))
             }

@@ -20,7 +20,8 @@ extension Store: PlanningStore {}
 
 /// Where planning publishes the batches every worker shares (`herald.batches`, with confirms).
 protocol BatchPublishing: Sendable {
-    func publish(_ batch: BatchMessage) async throws
+    /// Publishes `batch` at the broker priority of its job (`PreparedJob.brokerPriority`).
+    func publish(_ batch: BatchMessage, priority: UInt8) async throws
 }
 
 /// Publishes batches to the topology's batches queue over an AMQP connection.
@@ -28,11 +29,11 @@ struct AMQPBatchPublisher: BatchPublishing {
     let connection: AMQPConnection
     let queue: String
 
-    func publish(_ batch: BatchMessage) async throws {
+    func publish(_ batch: BatchMessage, priority: UInt8) async throws {
         try await connection.publish(
             Array(try JSONEncoder().encode(batch)),
             routingKey: queue,
-            properties: AMQPProperties(contentType: "application/json", messageID: "\(batch.key)"),
+            properties: AMQPProperties(contentType: "application/json", messageID: "\(batch.key)", priority: priority),
             mandatory: true
         )
     }
@@ -171,6 +172,10 @@ struct Planner: Sendable {
         return .finished(nil)
     }
 
+    /// A job's first batches, which travel in the transactional lane (`Job.brokerPriority`): all of a broadcast
+    /// to a few thousand devices, and the start of a larger one; the rest of it is bulk.
+    static let leadBatches = 4
+
     /// The rate `job` is sent at (`AppsFile.sendRate`); nil if neither it nor its app has one.
     func rate(of job: PreparedJob) -> Int? { apps.sendRate(app: job.app, throttle: job.throttlePerSecond) }
 
@@ -192,7 +197,7 @@ struct Planner: Sendable {
             if let window, seq - nextSeq == window { return try await pause(job, window: window) }
             let slice = tokens[index..<min(index + batchSize, tokens.count)]
             let batch = BatchMessage(app: job.app, job: job.id, seq: seq, attempt: 1, tokens: slice.map(\.hex))
-            try await publish(batch)
+            try await publish(batch, of: job)
             index += slice.count
             guard try await recordPlanned(batch.key, cursor: String(index)) else { return nil }
             seq += 1
@@ -220,7 +225,7 @@ struct Planner: Sendable {
             guard let last = page.last else { return nil }
             if let window, seq - nextSeq == window { return try await pause(job, window: window) }
             let batch = BatchMessage(app: job.app, job: job.id, seq: seq, attempt: 1, after: cursor, through: last)
-            try await publish(batch)
+            try await publish(batch, of: job)
             guard try await recordPlanned(batch.key, cursor: last) else {
                 logger.info("planning stopped: job no longer running", metadata: ["job": "\(job.id)"])
                 return nil
@@ -239,8 +244,8 @@ struct Planner: Sendable {
         }
     }
 
-    private func publish(_ batch: BatchMessage) async throws {
-        try await publisher.publish(batch)
+    private func publish(_ batch: BatchMessage, of job: PreparedJob) async throws {
+        try await publisher.publish(batch, priority: job.brokerPriority(bulk: batch.seq >= Self.leadBatches))
         metrics.batchesPublished.increment()
     }
 }

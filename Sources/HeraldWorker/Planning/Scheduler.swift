@@ -1,3 +1,4 @@
+import Foundation
 import HeraldCore
 import HeraldMessaging
 import HeraldStore
@@ -78,11 +79,16 @@ struct Scheduler: Sendable {
         return relayed
     }
 
-    /// Publishes job messages back to `herald.jobs`, each with a confirm; a `resumed` one says so
+    /// Publishes job messages back to `herald.jobs` at their broker priority, each with a confirm; a `resumed` one says so
     /// (`ParkingHeader.resumedPlanning`), so that it waits for the job's planning claim.
     private func publish(_ jobs: [(job: JobKey, spec: String)], resumed: Bool) async throws {
         for job in jobs {
-            var properties = AMQPProperties(contentType: "application/json", messageID: job.job.id)
+            // The spec is the job as the worker stored it, so it decodes; APNs' default priority if it ever did not.
+            // Resumed planning is the rest of a large job: the bulk lane.
+            let spec = try? JSONDecoder().decode(Job.self, from: Data(job.spec.utf8))
+            let priority = Job.brokerPriority(apnsPriority: spec?.notification.priority, bulk: resumed)
+            var properties = AMQPProperties(
+                contentType: "application/json", messageID: job.job.id, priority: priority)
             if resumed { properties.headers[ParkingHeader.resumedPlanning] = .bool(true) }
             try await publisher.publish(
                 Array(job.spec.utf8), routingKey: configuration.topology.jobs, properties: properties, mandatory: true)
