@@ -59,7 +59,8 @@ TEST_WIDTH ?= 4
 AMQP_TIMED := \.(AMQPConnectionFailureTests|AMQPReconnectTests)/
 APNS_TIMED := \.(APNSClientTests|APNSClientBatchTests|APNSClientReplacementTests)/
 DATABASE_OUTAGE := \.DatabaseOutageTests/
-BROKER_RESTART := \.BrokerRestartTests/
+# The broker restart, and the consumer timeout that ConsumerTimeoutTests cuts to 5 s for the whole broker.
+BROKER_RESTART := \.(BrokerRestartTests|ConsumerTimeoutTests)/
 
 test: services-up ## All tests, against the dev services
 	set -a; source $(SERVICES_ENV); set +a; \

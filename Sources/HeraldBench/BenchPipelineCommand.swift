@@ -167,9 +167,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                 : try await store.jobLatency(app: app, idPrefix: prefix + "-")
             for process in processes { process.terminate() }
             for process in processes { process.waitUntilExit() }
-            for queue in [topology.jobs, topology.batches, topology.parked] + topology.retryQueues.map(\.name) {
-                try? await connection.deleteQueue(queue)
-            }
+            try? await topology.delete(on: connection)
             await connection.close()
             try await store.deleteDevices(app: app)
             try await store.deleteJobs(app: app)
