@@ -9,3 +9,5 @@
 #   commands.sh jobs 100000 3 OUT 1482bf4 c9a522e-oldbench          (quiet-)
 #   commands.sh jobs 100000 3 OUT c9a522e-oldbench 1482bf4          (swapped-: the other order)
 #   commands.sh jobs 100000 3 OUT bfb5cd2-oldbench c9a522e-oldbench (since-issue-17-: main at issue 17's close)
+# schemas/019 (the job-event trigger in PL/pgSQL, event_apps first), files prefixed trigger-:
+#   commands.sh jobs 100000 3 OUT c9a522e-oldbench trig-oldbench
