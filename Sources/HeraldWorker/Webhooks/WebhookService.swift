@@ -4,9 +4,11 @@ import ServiceLifecycle
 
 /// Delivers the events of the apps with a webhook (`WebhookConsumer`); in the worker's group only when an app has
 /// one. It binds the webhooks queue to the events exchange for each such app (`*.*.<app>`) on start.
-struct WebhookService: Service {
+struct WebhookService: Service, CustomStringConvertible {
     let shared: WorkerShared
     let webhooks: Webhooks
+
+    var description: String { "WebhookService(\(webhooks))" }
 
     func run() async throws {
         var configuration = HTTPClient.Configuration()

@@ -9,13 +9,16 @@ import NIOPosix
 import NIOSSL
 
 /// The apps' webhooks as the worker uses them: each app's URL, signing secret and TLS trust, read once at start.
-struct Webhooks: Sendable {
-    struct Endpoint: Sendable {
+struct Webhooks: Sendable, CustomStringConvertible {
+    /// Never prints the secret or the URL's path: ServiceLifecycle logs its services' descriptions.
+    struct Endpoint: Sendable, CustomStringConvertible {
         let url: String
         /// The URL's host, the only part of it that logs and reasons name (a path or query may hold a secret).
         let host: String
         let secret: [UInt8]
         let tls: TLSConfiguration?
+
+        var description: String { "webhook at \(host)" }
     }
 
     /// The shortest and longest signing secret accepted.
@@ -57,6 +60,8 @@ struct Webhooks: Sendable {
     }
 
     var isEmpty: Bool { byApp.isEmpty }
+
+    var description: String { "Webhooks(apps: \(byApp.keys.sorted()))" }
 
     /// What one POST came to.
     enum Answer: Sendable, Equatable {
