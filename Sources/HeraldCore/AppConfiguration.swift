@@ -244,6 +244,9 @@ public struct AppsFile: Sendable, Hashable, Codable {
                         "app \(app.id): webhook.url must be an https URL with a host and no user info, at most 2048 bytes"
                     )
                 }
+                guard !app.id.contains("*"), !app.id.contains("#") else {
+                    throw ConfigurationError("app \(app.id): an app with a webhook cannot have * or # in its id")
+                }
                 guard !webhook.secretFile.isEmpty else {
                     throw ConfigurationError("app \(app.id): webhook.secret_file is empty")
                 }

@@ -37,6 +37,15 @@ public struct BatchMessage: Sendable, Hashable, Codable {
     public var key: BatchKey { BatchKey(app: app ?? "", job: job, seq: seq, attempt: attempt) }
 }
 
+extension BatchMessage {
+    /// A job's first batches, which travel in the transactional lane (`Job.brokerPriority`): all of a broadcast to a
+    /// few thousand devices, and the start of a larger one.
+    public static let leadBatches = 4
+
+    /// Whether the batch travels in the bulk lane: a large job's batches past its first few, and their retries.
+    public var isBulk: Bool { seq >= Self.leadBatches }
+}
+
 /// Identifies one job: ids are scoped by app.
 public struct JobKey: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var app: String

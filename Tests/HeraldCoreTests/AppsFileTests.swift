@@ -85,6 +85,22 @@ import Testing
             #"{"apps":[{"id":"a","topic":"a","environment":"production","max_per_second":"10","auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
             "not valid"
         ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","webhook":{"url":"http://x/hook","secret_file":"s"},"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "app a: webhook.url must be an https URL"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","webhook":{"url":"https://u:p@x/hook","secret_file":"s"},"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "no user info"
+        ),
+        (
+            #"{"apps":[{"id":"a.#","topic":"a","environment":"production","webhook":{"url":"https://x/hook","secret_file":"s"},"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "cannot have * or # in its id"
+        ),
+        (
+            #"{"apps":[{"id":"a","topic":"a","environment":"production","webhook":{"url":"https://x/hook","secret_file":""},"auth":{"type":"token","team_id":"T","key_id":"K","key_file":"k"}}]}"#,
+            "webhook.secret_file is empty"
+        ),
     ])
     func rejectsBadFilesNamingTheProblem(json: String, expected: String) {
         #expect {

@@ -18,7 +18,7 @@ extension BatchDeliverer {
     func settle(
         _ results: [DeviceResult],
         batch: BatchMessage,
-        priority: UInt8,
+        of job: PreparedJob,
         into writeBack: inout WriteBack,
         tally: inout [Tally: Int],
         prior: (@Sendable () async throws -> (answers: Int, suspect: Int))?
@@ -32,7 +32,8 @@ extension BatchDeliverer {
         case .nothing:
             break
         case .retry(let attempt):
-            retry = try await publishRetry(plan, of: batch, attempt: attempt, priority: priority)
+            retry = try await publishRetry(
+                plan, of: batch, attempt: attempt, priority: job.brokerPriority(bulk: batch.isBulk))
         case .park:
             try await park(plan, of: batch)
         }

@@ -116,8 +116,7 @@ struct BatchDeliverer: Sendable {
         do {
             var tally: [Tally: Int] = [:]
             let (retryKey, stop) = try await settle(
-                results, batch: batch, priority: job.brokerPriority(bulk: batch.seq >= Planner.leadBatches),
-                into: &writeBack, tally: &tally,
+                results, batch: batch, of: job, into: &writeBack, tally: &tally,
                 prior: {
                     try await outages.untilDone("reading a job's prune counts") {
                         try await store.pruneBreakerCounts(job.key)

@@ -172,10 +172,6 @@ struct Planner: Sendable {
         return .finished(nil)
     }
 
-    /// A job's first batches, which travel in the transactional lane (`Job.brokerPriority`): all of a broadcast
-    /// to a few thousand devices, and the start of a larger one; the rest of it is bulk.
-    static let leadBatches = 4
-
     /// The rate `job` is sent at (`AppsFile.sendRate`); nil if neither it nor its app has one.
     func rate(of job: PreparedJob) -> Int? { apps.sendRate(app: job.app, throttle: job.throttlePerSecond) }
 
@@ -245,7 +241,7 @@ struct Planner: Sendable {
     }
 
     private func publish(_ batch: BatchMessage, of job: PreparedJob) async throws {
-        try await publisher.publish(batch, priority: job.brokerPriority(bulk: batch.seq >= Self.leadBatches))
+        try await publisher.publish(batch, priority: job.brokerPriority(bulk: batch.isBulk))
         metrics.batchesPublished.increment()
     }
 }

@@ -17,15 +17,14 @@ public enum WebhookSignature {
     public static func verify(
         _ header: String, body: [UInt8], secret: [UInt8], now: Int64, tolerance: Int64 = 300
     ) -> Bool {
-        var time: Int64? = nil
-        var signature: [UInt8]? = nil
-        for part in header.split(separator: ",") {
-            if part.hasPrefix("t=") { time = Int64(part.dropFirst(2)) }
-            if part.hasPrefix("v1=") { signature = bytes(fromHex: part.dropFirst(3)) }
-        }
-        guard let time, let signature, abs(now - time) <= tolerance else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(
-            signature, authenticating: signed(body, at: time), using: SymmetricKey(data: secret))
+        guard header.hasPrefix("t="), let time = Int64(header.dropFirst(2).prefix { $0 != "," }),
+            abs(now - time) <= tolerance
+        else { return false }
+        // The header as it would be signed, compared in constant time.
+        let expected = Array(sign(body, secret: secret, at: time).utf8)
+        let given = Array(header.utf8)
+        guard expected.count == given.count else { return false }
+        return zip(expected, given).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     private static func mac(_ body: [UInt8], secret: [UInt8], at time: Int64) -> [UInt8] {
@@ -40,26 +39,5 @@ public enum WebhookSignature {
         text.reserveCapacity(bytes.count * 2)
         for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 0xf)]] }
         return String(decoding: text, as: UTF8.self)
-    }
-
-    private static func bytes(fromHex text: Substring) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        var index = 0
-        while index < utf8.count {
-            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        default: nil
-        }
     }
 }
