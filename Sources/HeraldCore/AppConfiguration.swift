@@ -29,6 +29,8 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     public var events: Bool?
     /// Where the app's events are also POSTed, signed; an app with one has events whatever `events` says.
     public var webhook: Webhook?
+    /// Live Activity settings: channel and broadcast hosts, the priority budget, default dates.
+    public var liveActivities: LiveActivitySettings?
 
     /// An HTTPS endpoint that receives the app's events (docs/events.md): each POSTed with an HMAC-SHA256
     /// signature made with the secret in `secretFile`, tried again with backoff, and parked when it keeps failing.
@@ -63,6 +65,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         case maxPerSecond = "max_per_second"
         case events
         case webhook
+        case liveActivities = "live_activities"
     }
 
     public init(
@@ -76,7 +79,8 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         auth: Authentication,
         maxPerSecond: Int? = nil,
         events: Bool? = nil,
-        webhook: Webhook? = nil
+        webhook: Webhook? = nil,
+        liveActivities: LiveActivitySettings? = nil
     ) {
         self.id = id
         self.topic = topic
@@ -89,6 +93,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         self.maxPerSecond = maxPerSecond
         self.events = events
         self.webhook = webhook
+        self.liveActivities = liveActivities
     }
 
     /// The APNs environment of an app.
@@ -235,6 +240,7 @@ public struct AppsFile: Sendable, Hashable, Codable {
                 throw ConfigurationError("app \(app.id): max_per_second must be 1 to \(Int32.max), not \(rate)")
             }
             try app.checkEnvironments()
+            try app.liveActivities?.check(app: app.id)
             if let webhook = app.webhook {
                 guard let components = URLComponents(string: webhook.url), components.scheme == "https",
                     let host = components.host, !host.isEmpty, components.user == nil, components.password == nil,
