@@ -85,6 +85,19 @@ let package = Package(
             dependencies: ["APNSCore"]
         ),
         .target(
+            name: "APNSChannels",
+            dependencies: [
+                "APNSCore",
+                "HeraldCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "HeraldStore",
             dependencies: [
                 "HeraldCore",
@@ -262,6 +275,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
+        .testTarget(
+            name: "APNSChannelsTests",
+            dependencies: ["APNSChannels", "APNSSimulator", "HeraldTestSupport", "HeraldStore", "HeraldCore"]
+        ),
         .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
         .testTarget(name: "HeraldMessagingTests", dependencies: ["HeraldMessaging", "RabbitMQ", "HeraldTestSupport"]),
         .testTarget(
