@@ -30,7 +30,10 @@ public struct APNSValidationError: Error, Sendable, Hashable, CustomStringConver
 extension APNSRequest {
     /// Checks the request against Apple's rules: payload size per push type, collapse id length, priority values and
     /// the background rules, token format and apns-id format.
-    public func validate() throws(APNSValidationError) {
+    ///
+    /// - Parameter maximumPayloadSize: a limit other than the push type's (a Live Activity broadcast allows 5,120
+    ///   bytes).
+    public func validate(maximumPayloadSize: Int? = nil) throws(APNSValidationError) {
         guard !topic.isEmpty else { throw APNSValidationError(.missingTopic, "apns-topic is empty") }
         guard !pushType.rawValue.isEmpty else {
             throw APNSValidationError(.invalidPushType, "apns-push-type is empty")
@@ -39,7 +42,7 @@ extension APNSRequest {
             throw APNSValidationError(.invalidDeviceToken, "device token is not even-length hexadecimal")
         }
         guard !payload.isEmpty else { throw APNSValidationError(.payloadEmpty, "payload is empty") }
-        let limit = pushType.maximumPayloadSize
+        let limit = maximumPayloadSize ?? pushType.maximumPayloadSize
         guard payload.count <= limit else {
             throw APNSValidationError(
                 .payloadTooLarge,

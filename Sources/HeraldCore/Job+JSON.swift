@@ -116,13 +116,19 @@ extension Job {
 extension Target {
     init(json value: PayloadValue, path: String) throws(JobError) {
         let fields = try JobFields(value, path: path)
-        let present = ["tokens", "users", "topic", "all"].filter(fields.has)
+        let present = ["tokens", "users", "topic", "all", "activity", "channel", "activity_tokens"].filter(fields.has)
         guard present.count == 1 else {
-            throw JobError(.malformed, "not a job: \(path): target must have exactly one of tokens, users, topic, all")
+            throw JobError(
+                .malformed,
+                "not a job: \(path): target must have exactly one of tokens, users, topic, all, activity, channel, activity_tokens"
+            )
         }
         let base: Target
         switch present[0] {
         case "tokens": base = .tokens(try fields.strings("tokens"))
+        case "activity": base = .activity(try fields.string("activity"))
+        case "channel": base = .channel(try fields.string("channel"))
+        case "activity_tokens": base = .activityTokens(try fields.strings("activity_tokens"))
         case "users": base = .users(try fields.strings("users"))
         case "topic": base = .topic(try fields.string("topic"))
         default:

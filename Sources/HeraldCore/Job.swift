@@ -40,18 +40,27 @@ public struct Job: Sendable, Hashable, Codable {
     }
 }
 
-/// The audience of a job: exactly one of explicit tokens, user ids, a topic, or every device of the app.
+/// The audience of a job: exactly one of explicit tokens, user ids, a topic, or every device of the app; for Live
+/// Activity jobs (`push_type` `liveactivity`) also an activity, a broadcast channel, or activity tokens.
 public enum Target: Sendable, Hashable, Codable {
     case tokens([String])
     case users([String])
     case topic(String)
     case all
+    /// `{"activity": "<id>"}`: every update token registered for the Live Activity (update and end events).
+    case activity(String)
+    /// `{"channel": "<channel id>"}`: one broadcast to the channel's subscribers (update and end events).
+    case channel(String)
+    /// `{"activity_tokens": [...]}`: push-to-start or update tokens that ActivityKit issued, sent as given. Herald
+    /// stores a Live Activity job in this form once it has found its tokens.
+    case activityTokens([String])
     /// A topic or every device (`all`), narrowed to devices whose stored locale matches one of `locales`
     /// (`"fr"` matches `fr`, `fr-CA`, …): `{"all": true, "locales": ["fr"]}`.
     indirect case filtered(Target, locales: [String])
 
     private enum CodingKeys: String, CodingKey {
-        case tokens, users, topic, all, locales
+        case tokens, users, topic, all, locales, activity, channel
+        case activityTokens = "activity_tokens"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -61,6 +70,9 @@ public enum Target: Sendable, Hashable, Codable {
         case .users(let users): try container.encode(users, forKey: .users)
         case .topic(let topic): try container.encode(topic, forKey: .topic)
         case .all: try container.encode(true, forKey: .all)
+        case .activity(let id): try container.encode(id, forKey: .activity)
+        case .channel(let id): try container.encode(id, forKey: .channel)
+        case .activityTokens(let tokens): try container.encode(tokens, forKey: .activityTokens)
         case .filtered(let base, let locales):
             try base.encode(to: encoder)
             try container.encode(locales, forKey: .locales)
@@ -74,6 +86,9 @@ public enum Target: Sendable, Hashable, Codable {
         case .users: "users"
         case .topic: "topic"
         case .all: "all"
+        case .activity: "activity"
+        case .channel: "channel"
+        case .activityTokens: "activity_tokens"
         case .filtered(let base, _): base.kind
         }
     }

@@ -15,6 +15,8 @@ public enum JobLimits {
     public static let appBytes = 200
     /// Bytes of a user id or a topic.
     public static let nameBytes = 256
+    /// Bytes of a Live Activity id, an activity type or a channel id.
+    public static let activityIDBytes = 200
     /// Entries of `target.locales`.
     public static let locales = 50
     /// Keys of `notification.localizations`.
@@ -55,6 +57,12 @@ public enum JobLimits {
             }
         case .topic(let topic):
             try text(topic, field: "\(path).topic", maximum: nameBytes)
+        case .activity(let id):
+            try text(id, field: "\(path).activity", maximum: activityIDBytes)
+        case .channel(let id):
+            try text(id, field: "\(path).channel", maximum: activityIDBytes)
+        case .activityTokens:
+            break  // parsed as tokens, each failing alone
         case .filtered(let base, let locales):
             try check(base, path: path)
             guard locales.count <= Self.locales else {

@@ -21,6 +21,8 @@ public struct PreparedJob: Sendable {
     public var sendAt: Int64?
     /// An upper bound on the send rate across all workers.
     public var throttlePerSecond: Int?
+    /// For a Live Activity job (`push_type` `liveactivity`): its event and what the worker resolves it with.
+    public var liveActivity: LiveActivityJob? = nil
 
     /// The resolved form of `Target`.
     public enum Audience: Sendable, Hashable {
@@ -28,6 +30,10 @@ public struct PreparedJob: Sendable {
         case users([String])
         case topic(String, locales: [String]?)
         case all(locales: [String]?)
+        /// The update tokens of a Live Activity: the worker resolves them into `tokens` before planning.
+        case activity(String)
+        /// One broadcast to a Live Activity channel: never planned, sent by the worker as one request.
+        case channel(String)
 
         /// A label for logs and the jobs table.
         public var kind: String {
@@ -36,6 +42,8 @@ public struct PreparedJob: Sendable {
             case .users: "users"
             case .topic: "topic"
             case .all: "all"
+            case .activity: "activity"
+            case .channel: "channel"
             }
         }
     }
@@ -150,7 +158,7 @@ extension PreparedJob {
         var invalid = 0
         let audience: Audience
         switch job.target {
-        case .tokens(let raw):
+        case .tokens(let raw), .activityTokens(let raw):
             guard !raw.isEmpty else { throw JobError(.invalidTarget, "target.tokens is empty") }
             guard raw.count <= maximumListedRecipients else {
                 throw JobError(
@@ -184,7 +192,12 @@ extension PreparedJob {
             audience = .topic(topic, locales: locales)
         case .filtered(_, let locales):
             audience = .all(locales: locales)
+        case .activity(let id):
+            audience = .activity(id)
+        case .channel(let id):
+            audience = .channel(id)
         }
+        let liveActivity = try LiveActivityJob(job)
 
         var sendAt: Int64? = nil
         if let text = job.sendAt {
@@ -194,7 +207,8 @@ extension PreparedJob {
             sendAt = millis
         }
 
-        let template = try NotificationTemplate(job.notification)
+        let template = try NotificationTemplate(
+            job.notification, maximumPayloadSize: liveActivity?.maximumPayloadSize)
         var spec = job
         spec.id = job.id ?? makeID()
         return PreparedJob(
@@ -205,7 +219,8 @@ extension PreparedJob {
             template: template,
             spec: spec,
             sendAt: sendAt,
-            throttlePerSecond: job.throttlePerSecond
+            throttlePerSecond: job.throttlePerSecond,
+            liveActivity: liveActivity
         )
     }
 
@@ -235,7 +250,9 @@ extension PreparedJob {
 
 extension NotificationTemplate {
     /// Builds the template from a job's notification, encoding the payload once and checking Apple's rules.
-    public init(_ notification: JobNotification) throws(JobError) {
+    ///
+    /// - Parameter maximumPayloadSize: a larger limit than the push type's (a broadcast's 5,120 bytes).
+    public init(_ notification: JobNotification, maximumPayloadSize: Int? = nil) throws(JobError) {
         let pushType = PushType(rawValue: notification.pushType ?? "alert")
         guard pushType.isKnown else {
             throw JobError(
@@ -271,11 +288,13 @@ extension NotificationTemplate {
         // Every variant is checked at its largest (the largest badge the counter holds), so no device's payload is over the limit.
         let largestBadge: Int? = badgeIncrement == nil ? nil : Int(JobLimits.integerColumn.upperBound)
         do {
-            try request(to: DeviceToken(trustedHex: "00"), bundleID: "app").validate()
+            try request(to: DeviceToken(trustedHex: "00"), bundleID: "app").validate(
+                maximumPayloadSize: maximumPayloadSize)
             for variant in [nil] + localizations.keys.sorted().map(Optional.some) {
                 var probe = self
                 probe.payload = self.payload(variant: variant, badge: largestBadge)
-                try probe.request(to: DeviceToken(trustedHex: "00"), bundleID: "app").validate()
+                try probe.request(to: DeviceToken(trustedHex: "00"), bundleID: "app").validate(
+                    maximumPayloadSize: maximumPayloadSize)
             }
         } catch {
             throw JobError(.invalidNotification, error.message)

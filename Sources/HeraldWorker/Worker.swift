@@ -36,7 +36,8 @@ public func buildWorker(
     let claims = try PlanningClaims(database: configuration.database, logger: logger)
     let webhooks = try Webhooks(apps: configuration.apps, directory: configuration.appsDirectory)
     let shared = WorkerShared(
-        configuration: configuration, store: store, clients: clients, claims: claims, logger: logger)
+        configuration: configuration, store: store, clients: clients, claims: claims, logger: logger,
+        eventLoopGroup: eventLoopGroup)
     var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
         .init(service: postgres), .init(service: PlanningClaimsService(claims: claims)),
     ]
@@ -83,6 +84,8 @@ struct WorkerShared: Sendable {
     let clients: APNSClients
     let claims: PlanningClaims
     let logger: Logger
+    /// The event loops the APNs and channel clients run on.
+    let eventLoopGroup: any EventLoopGroup
     let metrics = WorkerMetrics()
     let stoppedJobs = StoppedJobs()
     let state = PipelineState()
@@ -158,19 +161,33 @@ struct PlannerService: Service {
                 apps: configuration.apps, planAhead: configuration.planAhead,
                 metrics: shared.metrics, logger: shared.logger, onJobHandled: configuration.onJobHandled
             )
+            // Channel clients are made when an app first broadcasts, and shut down with the consumer.
+            let broadcastClients = BroadcastClients(eventLoopGroup: shared.eventLoopGroup, logger: shared.logger)
+            let liveActivities = LiveActivityStage(
+                configuration: configuration, store: shared.store,
+                broadcasts: BroadcastSender(
+                    configuration: configuration, store: shared.store, clients: broadcastClients,
+                    logger: shared.logger),
+                logger: shared.logger)
             let jobs = JobConsumer(
                 configuration: configuration, store: shared.store, planner: planner, deliverer: deliverer,
                 parking: Parking(publisher: publisher, topology: configuration.topology), metrics: shared.metrics,
                 logger: shared.logger,
                 smallJobs: SmallJobQueue(maximumRunners: 4, maximumGroup: max(1, Int(configuration.prefetch) / 4)),
-                claims: shared.claims
+                claims: shared.claims, liveActivities: liveActivities
             )
             shared.state.started()
             defer { shared.state.stopped() }
-            try await ConsumerLoop.run(
-                queue: configuration.topology.jobs, prefetch: configuration.prefetch, on: consumer!,
-                logger: shared.logger, accept: jobs.accept
-            )
+            do {
+                try await ConsumerLoop.run(
+                    queue: configuration.topology.jobs, prefetch: configuration.prefetch, on: consumer!,
+                    logger: shared.logger, accept: jobs.accept
+                )
+            } catch {
+                await broadcastClients.shutdown()
+                throw error
+            }
+            await broadcastClients.shutdown()
         }
     }
 }

@@ -109,6 +109,8 @@ import Testing
         case .users(let users): #expect(users.count <= PreparedJob.maximumListedRecipients)
         case .topic(_, let locales), .all(let locales):
             #expect((locales ?? []).allSatisfy(JobLimits.isTag))
+        case .activity(let id), .channel(let id):
+            #expect(!id.isEmpty && id.utf8.count <= JobLimits.activityIDBytes && job.liveActivity?.key != nil)
         }
         // What the worker stores as the spec is JSON PostgreSQL accepts: it encodes again without error.
         _ = try JSONEncoder().encode(job.spec)

@@ -280,6 +280,9 @@ extension PreparedJob.Audience {
         case .users(let users): .users(users)
         case .topic(let topic, let locales): locales.map { .locales(.topic(topic), $0) } ?? .topic(topic)
         case .all(let locales): locales.map { .locales(.all, $0) } ?? .all
+        // Live Activity targets are resolved into tokens before planning (`LiveActivityStage`): should one reach
+        // a device read, it matches no device rather than every device of the app.
+        case .activity, .channel: .users([])
         }
     }
 }

@@ -20,6 +20,10 @@ struct JobConsumer: Sendable {
     let smallJobs: SmallJobQueue
     /// Who is planning which job, across every worker.
     let claims: PlanningClaims
+    /// Resolves Live Activity jobs before planning.
+    let liveActivities: LiveActivityStage
+    /// Updates and ends of one activity waiting behind the one in hand: only the newest is kept.
+    let activityMailbox = LiveActivityMailbox()
     /// Holds work through outages of the database.
     var outages: OutageWaiter { OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled) }
     var intake: Intake { Intake(configuration: configuration) }
@@ -77,6 +81,23 @@ struct JobConsumer: Sendable {
             }
         }
         let item = SmallJobQueue.Item(delivery: delivery, job: job, spec: spec)
+        if let key = job.liveActivity?.key {
+            // Latest wins: while an event of the activity is in hand, a newer one replaces any that waits.
+            let log = jobLogger
+            switch activityMailbox.offer(item, key: ActivityKey(app: job.app, key: key)) {
+            case .queued: return nil
+            case .superseded(let older):
+                return { await supersede(older, by: item, consumer: consumer, logger: log) }
+            case .run(let first):
+                return {
+                    var next: SmallJobQueue.Item? = first
+                    while let item = next {
+                        await process(item, consumer: consumer, logger: log)
+                        next = activityMailbox.finished(ActivityKey(app: job.app, key: key))
+                    }
+                }
+            }
+        }
         if isSmall(job) {
             // Delivered with the other small jobs in hand: a few statements per group instead of several per job.
             // The task that finds no group under way delivers groups until none is left.
@@ -94,7 +115,7 @@ struct JobConsumer: Sendable {
     /// in most deployments. (Groups
     /// read nothing per device; an app serving both environments needs each device's.)
     private func isSmall(_ job: PreparedJob) -> Bool {
-        guard case .tokens(let tokens) = job.audience else { return false }
+        guard case .tokens(let tokens) = job.audience, job.liveActivity == nil else { return false }
         return tokens.count <= configuration.batchSize && job.sendAt == nil
             && configuration.apps.sendRate(app: job.app, throttle: job.throttlePerSecond) == nil
             && !job.template.variesPerDevice && configuration.apps.app(job.app)?.sendsPerDeviceEnvironment != true
@@ -165,6 +186,15 @@ struct JobConsumer: Sendable {
             logger.info("job already finished, not sent again", metadata: ["state": "\(state.rawValue)"])
             return .duplicate(app: job.app, id: job.id, state: state)
         case .plan(let cursor, let nextSeq, let planned):
+            var job = job
+            if job.liveActivity != nil {
+                switch try await liveActivities.prepare(job, publishedAt: item.publishedAt) {
+                case .plan(let resolved): job = resolved
+                case .finished(let state):
+                    logger.info("Live Activity job finished", metadata: ["state": "\(state.rawValue)"])
+                    return .finished(app: job.app, id: job.id, state: state)
+                }
+            }
             let finished: JobState?
             switch try await planner.plan(
                 job, cursor: cursor, nextSeq: nextSeq, planned: planned, redelivered: item.delivery.redelivered)

@@ -125,6 +125,8 @@ struct Planner: Sendable {
                 }
             case .users, .topic, .all:
                 if let step = try await planAudience(job, cursor: cursor, nextSeq: nextSeq) { return step }
+            case .activity, .channel:
+                throw JobError(.invalidTarget, "a Live Activity target is resolved before planning, not planned")
             }
         }
         return .finished(try await finishPlanning(job))
