@@ -13,6 +13,10 @@ extension APNSSimulator {
         payloadSize: Int,
         on connection: ConnectionState
     ) -> Answer? {
+        if let path = headers.first(where: { $0.name == ":path" })?.value, let route = BroadcastValidation.route(path) {
+            return answerBroadcastEndpoint(
+                route, headers: headers, payload: payload, payloadSize: payloadSize, on: connection)
+        }
         let now = configuration.now()
         let requestID = headers.first { $0.name == "apns-id" }?.value
         let apnsID =
@@ -56,7 +60,7 @@ extension APNSSimulator {
     }
 
     /// Checks the provider token of a request; nil when it is accepted.
-    private func authenticate(_ authorization: String?, now: Int64, on connection: ConnectionState) -> Rejection? {
+    func authenticate(_ authorization: String?, now: Int64, on connection: ConnectionState) -> Rejection? {
         let jwt: String
         switch RequestValidation.bearer(authorization) {
         case .success(let value): jwt = value
@@ -109,6 +113,11 @@ extension APNSSimulator {
         case .failure(let rejection): return .failure(rejection)
         }
 
+        if fields.pushType == .liveactivity {
+            // Live Activity pushes take priority 5 or 10 only (10 counts against the activity's budget); 1 is refused.
+            guard fields.priority == 5 || fields.priority == 10 else { return .failure(Rejection(400, .badPriority)) }
+            if let rejection = LiveActivityValidation.validate(payload) { return .failure(rejection) }
+        }
         if configuration.badTokenPrefixes.contains(where: token.hasPrefix) {
             return .failure(Rejection(400, .badDeviceToken))
         }

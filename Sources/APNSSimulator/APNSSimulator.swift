@@ -30,14 +30,22 @@ import Synchronization
 ///    `apns-expiration` not a non-negative integer → 400 BadExpirationDate; `apns-collapse-id` over 64 bytes → 400
 ///    BadCollapseId; `apns-id` not a lowercase canonical UUID → 400 BadMessageId;
 /// 7. empty body → 400 PayloadEmpty; over 4096 bytes (5120 for voip) → 413 PayloadTooLarge;
-/// 8. token with a bad prefix → 400 BadDeviceToken; dead token → 410 Unregistered with `timestamp`;
-/// 9. an ``InjectedFailure`` that fires; otherwise 200, recorded.
+/// 8. token with a bad prefix → 400 BadDeviceToken; dead token → 410 Unregistered with `timestamp` (after 9);
+/// 9. with `apns-push-type: liveactivity`: priority not 5 or 10 → 400 BadPriority; a payload without the Live
+///    Activity keys its event needs → 400 PayloadEmpty (see ``LiveActivityValidation``);
+/// 10. an ``InjectedFailure`` that fires; otherwise 200, recorded.
+///
+/// On the same listener it serves Apple's broadcast endpoints (channel management under `/1/apps/<bundle>/…` and
+/// broadcast sends at `/4/broadcasts/apps/<bundle>`), answered with `apns-request-id`; see
+/// `APNSSimulator+Channels.swift` and `APNSSimulator+Broadcast.swift`.
 public final class APNSSimulator: Sendable {
     let configuration: APNSSimulatorConfiguration
     private let eventLoopGroup: any EventLoopGroup
     let logger: Logger
     let verifier: Result<ProviderTokenVerifier, ProviderTokenError>
     let state: Mutex<SimulatorState>
+    /// The broadcast channels of every bundle.
+    let channelRegistry = Mutex(ChannelRegistry())
     private let serverChannel = Mutex<(any Channel)?>(nil)
     private let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
     let recordFile = Mutex<FileHandle?>(nil)
@@ -121,8 +129,38 @@ public final class APNSSimulator: Sendable {
     /// answered on purpose.
     public var counts: [String: Int] { state.withLock { $0.counts } }
 
+    /// The broadcasts accepted (answered 200) so far, in order.
+    public var broadcasts: [APNSSimulatorBroadcastRecord] { state.withLock { $0.broadcasts } }
+
+    /// The channels `bundleID` holds now, in creation order.
+    public func channels(bundleID: String) -> [APNSSimulatorChannel] {
+        channelRegistry.withLock { $0.list(bundleID: bundleID) }
+    }
+
+    /// Creates a channel as `POST /1/apps/<bundle>/channels` would, without a request and without the quota, so that
+    /// a test can start from channels that exist.
+    @discardableResult
+    public func addChannel(bundleID: String, messageStoragePolicy: Int) -> APNSSimulatorChannel {
+        let result = channelRegistry.withLock {
+            $0.create(
+                bundleID: bundleID, messageStoragePolicy: messageStoragePolicy,
+                pushType: BroadcastValidation.channelPushType, maximum: .max, now: configuration.nowMilliseconds())
+        }
+        guard case .created(let channel) = result else { preconditionFailure("a channel without quota is created") }
+        return channel
+    }
+
     /// Waits until at least `count` notifications were accepted. Returns early if the task is cancelled.
     public func waitForRecords(count: Int) async {
+        await wait(.records, count: count)
+    }
+
+    /// Waits until at least `count` broadcasts were accepted. Returns early if the task is cancelled.
+    public func waitForBroadcasts(count: Int) async {
+        await wait(.broadcasts, count: count)
+    }
+
+    private func wait(_ kind: SimulatorState.WaitKind, count: Int) async {
         enum Registration {
             case initial
             case waiting(Int)
@@ -136,7 +174,7 @@ public final class APNSSimulator: Sendable {
                         continuation.resume()
                         return
                     }
-                    if let id = state.withLock({ $0.addWaiter(count: count, continuation: continuation) }) {
+                    if let id = state.withLock({ $0.addWaiter(kind, count: count, continuation: continuation) }) {
                         registration = .waiting(id)
                     } else {
                         registration = .done

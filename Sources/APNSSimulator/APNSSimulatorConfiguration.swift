@@ -51,6 +51,15 @@ public struct APNSSimulatorConfiguration: Sendable {
     /// nil disables the rule.
     public var minimumTokenUpdateInterval: Int64? = 20 * 60
 
+    // MARK: Broadcast channels
+
+    /// The most channels one bundle id may hold; creating one more is answered 400 CannotCreateChannelConfig (APNs
+    /// allows 10,000 per app and environment).
+    public var maximumChannelsPerApp: Int = 10_000
+    /// Bundle ids whose broadcast capability is off: every channel-management and broadcast request for them is
+    /// answered 403 FeatureNotEnabled.
+    public var broadcastDisabledBundles: Set<String> = []
+
     // MARK: Fault injection
 
     /// Answers that replace a 200 on a deterministic schedule (see ``InjectedFailure``), checked in order.

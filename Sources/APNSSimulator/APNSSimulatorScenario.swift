@@ -27,6 +27,8 @@ public struct APNSSimulatorScenario: Sendable, Hashable, Codable {
     public var silentTokenPrefixes: [String]?
     public var responseDelayMilliseconds: Int?
     public var maxConcurrentStreamsUntilAuthenticated: Int?
+    public var maximumChannelsPerApp: Int?
+    public var broadcastDisabledBundles: Set<String>?
 
     public init() {}
 
@@ -55,5 +57,7 @@ extension APNSSimulatorConfiguration {
         if let value = scenario.maxConcurrentStreamsUntilAuthenticated {
             maxConcurrentStreamsUntilAuthenticated = value
         }
+        if let value = scenario.maximumChannelsPerApp { maximumChannelsPerApp = value }
+        if let value = scenario.broadcastDisabledBundles { broadcastDisabledBundles = value }
     }
 }

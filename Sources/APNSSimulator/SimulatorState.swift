@@ -1,8 +1,15 @@
 /// Everything the simulator's connections share: what was answered, who waits for records, the fault counters and
 /// the verified-token cache. A value type behind the simulator's `Mutex`; every event returns what to do next.
 struct SimulatorState {
-    /// A task waiting in ``APNSSimulator/waitForRecords(count:)``.
+    /// What a waiter counts: accepted notifications or accepted broadcasts.
+    enum WaitKind: Sendable {
+        case records
+        case broadcasts
+    }
+
+    /// A task waiting in ``APNSSimulator/waitForRecords(count:)`` or ``APNSSimulator/waitForBroadcasts(count:)``.
     struct Waiter {
+        var kind: WaitKind
         var count: Int
         var continuation: CheckedContinuation<Void, Never>
     }
@@ -14,6 +21,7 @@ struct SimulatorState {
     }
 
     private(set) var records: [APNSSimulatorRecord] = []
+    private(set) var broadcasts: [APNSSimulatorBroadcastRecord] = []
     private(set) var counts: [String: Int] = [:]
     private var waiters: [Int: Waiter] = [:]
     private var nextWaiterID = 0
@@ -46,17 +54,42 @@ struct SimulatorState {
         counts[countKey, default: 0] += 1
         guard let record else { return [] }
         records.append(record)
-        let ready = waiters.filter { $0.value.count <= records.count }
+        return readyWaiters(.records)
+    }
+
+    /// Counts an answer of the broadcast endpoints; for an accepted broadcast, appends it and returns the waiters it
+    /// satisfies (to resume outside the lock).
+    mutating func answered(_ countKey: String, broadcast: APNSSimulatorBroadcastRecord?)
+        -> [CheckedContinuation<Void, Never>]
+    {
+        counts[countKey, default: 0] += 1
+        guard let broadcast else { return [] }
+        broadcasts.append(broadcast)
+        return readyWaiters(.broadcasts)
+    }
+
+    private func total(_ kind: WaitKind) -> Int {
+        switch kind {
+        case .records: records.count
+        case .broadcasts: broadcasts.count
+        }
+    }
+
+    private mutating func readyWaiters(_ kind: WaitKind) -> [CheckedContinuation<Void, Never>] {
+        let reached = total(kind)
+        let ready = waiters.filter { $0.value.kind == kind && $0.value.count <= reached }
         for id in ready.keys { waiters[id] = nil }
         return ready.map(\.value.continuation)
     }
 
-    /// Registers a waiter, or returns false if enough records are already there.
-    mutating func addWaiter(count: Int, continuation: CheckedContinuation<Void, Never>) -> Int? {
-        guard records.count < count else { return nil }
+    /// Registers a waiter, or returns nil if enough records (or broadcasts) are already there.
+    mutating func addWaiter(_ kind: WaitKind = .records, count: Int, continuation: CheckedContinuation<Void, Never>)
+        -> Int?
+    {
+        guard total(kind) < count else { return nil }
         let id = nextWaiterID
         nextWaiterID += 1
-        waiters[id] = Waiter(count: count, continuation: continuation)
+        waiters[id] = Waiter(kind: kind, count: count, continuation: continuation)
         return id
     }
 

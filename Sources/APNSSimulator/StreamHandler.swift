@@ -91,8 +91,8 @@ final class StreamHandler: ChannelInboundHandler {
     private func write(_ answer: Answer, context: ChannelHandlerContext) {
         guard context.channel.isActive else { return }  // reset by the client while the answer was delayed
         answering = true
-        var fields: [(String, String)] = [(":status", String(answer.status)), ("apns-id", answer.apnsID)]
-        fields.append(("apns-unique-id", answer.uniqueID))
+        var fields: [(String, String)] = [(":status", String(answer.status))]
+        fields += answer.headers.map { ($0.name, $0.value) }
         let last: HTTP2Frame.FramePayload
         if let body = answer.body {
             fields.append(("content-type", "application/json"))
@@ -116,10 +116,22 @@ final class StreamHandler: ChannelInboundHandler {
 }
 
 /// The response to one request.
-struct Answer: Sendable, Hashable {
+struct Answer: Sendable {
     var status: Int
-    var apnsID: String
-    var uniqueID: String
-    /// The JSON body for a rejection; nil for 200.
+    /// Response headers after `:status`: `apns-id` and `apns-unique-id` on the device route, `apns-request-id` (and
+    /// `apns-channel-id`, `apns-unique-id`) on the broadcast endpoints.
+    var headers: [(name: String, value: String)]
+    /// The JSON body (a rejection's, or a channel read or list); nil for none.
     var body: String?
+
+    /// An answer of the device route.
+    init(status: Int, apnsID: String, uniqueID: String, body: String?) {
+        self.init(status: status, headers: [("apns-id", apnsID), ("apns-unique-id", uniqueID)], body: body)
+    }
+
+    init(status: Int, headers: [(name: String, value: String)], body: String?) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
 }
