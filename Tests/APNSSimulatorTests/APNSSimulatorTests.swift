@@ -140,7 +140,9 @@ struct AcceptedCase: Sendable, CustomTestStringConvertible {
             Fixtures.request(jwt: $0, extra: [("apns-collapse-id", String(repeating: "c", count: 64))])
         },
         AcceptedCase(name: "liveactivity with its suffix") {
-            Fixtures.request(jwt: $0, pushType: "liveactivity", topic: Fixtures.topic + ".push-type.liveactivity")
+            Fixtures.request(
+                jwt: $0, pushType: "liveactivity", topic: Fixtures.topic + ".push-type.liveactivity",
+                body: Array(#"{"aps":{"content-state":{},"event":"update","timestamp":1800000000}}"#.utf8))
         },
         AcceptedCase(name: "no push type (alert assumed)") { jwt in
             var request = Fixtures.request(jwt: jwt)
