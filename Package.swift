@@ -160,6 +160,7 @@ let package = Package(
         .target(
             name: "HeraldAPI",
             dependencies: [
+                "APNSChannels",
                 "HeraldCore",
                 "HeraldStore",
                 "HeraldMessaging",
@@ -174,6 +175,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
 
@@ -225,6 +227,7 @@ let package = Package(
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
+                "APNSChannels",
                 "HeraldCommandLine",
                 "HeraldBench",
                 "HeraldDemo",
@@ -277,7 +280,11 @@ let package = Package(
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore"]),
         .testTarget(
             name: "APNSChannelsTests",
-            dependencies: ["APNSChannels", "APNSSimulator", "HeraldTestSupport", "HeraldStore", "HeraldCore"]
+            dependencies: [
+                "APNSChannels", "APNSSimulator", "HeraldTestSupport", "HeraldStore", "HeraldCore", "HeraldAPI",
+                "HeraldProducer", "RabbitMQ",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
         ),
         .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
         .testTarget(name: "HeraldMessagingTests", dependencies: ["HeraldMessaging", "RabbitMQ", "HeraldTestSupport"]),

@@ -44,6 +44,7 @@ public struct API: Sendable {
         NotificationRoutes(api: self).add(to: v1)
         JobRoutes(api: self).add(to: v1)
         ReportRoutes(api: self).add(to: v1)
+        ChannelRoutes(api: self).add(to: v1)
         return router
     }
 

@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldMessaging
 import HeraldStore
 import Prometheus
@@ -21,6 +22,11 @@ public struct APIConfiguration: Sendable {
     public var maximumReportRows: Int = 10_000
     /// The registry `/metrics` exposes: the one the process bootstrapped swift-metrics with.
     public var metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+    /// The apps file, for the routes that talk to Apple on an app's behalf (broadcast channels); nil leaves those
+    /// routes answering 503.
+    public var apps: AppsFile? = nil
+    /// The directory the apps file's relative paths (key files, CA files) are resolved against.
+    public var appsDirectory: String = "."
 
     public init(amqp: AMQPConfiguration, database: DatabaseConfiguration) {
         self.amqp = amqp

@@ -1,6 +1,8 @@
 import ArgumentParser
+import Foundation
 import HeraldAPI
 import HeraldCommandLine
+import HeraldCore
 import HeraldMessaging
 import HeraldStore
 import RabbitMQ
@@ -30,6 +32,13 @@ struct ApiCommand: AsyncParsableCommand {
     @Option(help: "Largest request body accepted, in bytes.")
     var maximumBodySize: Int = 1 << 20
 
+    @Option(
+        help: """
+            The apps file (env HERALD_APPS_FILE): the channel routes reach Apple with its keys; without it they \
+            answer 503.
+            """)
+    var appsFile: String?
+
     func run() async throws {
         let logger = services.makeLogger(label: "herald.api")
         var configuration = APIConfiguration(
@@ -44,6 +53,14 @@ struct ApiCommand: AsyncParsableCommand {
         configuration.topology = Topology(prefix: queuePrefix, queueType: type)
         guard maximumBodySize > 0 else { throw ValidationError("--maximum-body-size must be positive") }
         configuration.maximumBodySize = maximumBodySize
+        if let path = appsFile ?? Environment.get("HERALD_APPS_FILE") {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("cannot read the apps file at \(path)")
+            }
+            configuration.apps = try AppsFile.parse(data)
+            let directory = (path as NSString).deletingLastPathComponent
+            configuration.appsDirectory = directory.isEmpty ? "." : directory
+        }
         configuration.metricsRegistry = MetricsSetup.bootstrapOnce()
         logger.info(
             "api starting",
