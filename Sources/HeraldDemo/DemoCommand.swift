@@ -210,13 +210,21 @@ struct DemoScenario {
             try await Task.sleep(for: .milliseconds(100))
             parkedAfter = try await connection.queueMessageCount(topology.parked)
         }
+        // 6. One Live Activity from its start to its end.
+        let activity = try await DemoLiveActivity(
+            app: Self.app, device: try DeviceToken(parsing: devices[0].token), store: store, connection: connection,
+            topology: topology, simulator: simulator
+        ).run()
         await connection.close()
         await worker.triggerGracefulShutdown()
         try await workerTask.value
         try await simulator.stop()
 
-        return try await check(
+        var report = try await check(
             jobs: jobs, statuses: statuses, simulator: simulator, store: store, parked: Int(parkedAfter - parkedBefore))
+        report.table += "\n" + activity.lines.joined(separator: "\n")
+        report.problems += activity.problems
+        return report
     }
 
     private func migrateAndImport(_ store: Store) async throws {
