@@ -251,6 +251,10 @@ extension Array {
             let mostRecent = try await channel(1)
             let unknownAtApple = try await channel(1, atApple: false)
             let disabled = try await channel(1, app: WorkerHarness.otherApp, atApple: false)
+            // An id APNs cannot read (not base64), as a hand-edited record could hold.
+            let malformed = "not base64!"
+            _ = try await harness.store.recordChannel(
+                ActivityChannel(app: WorkerHarness.app, id: malformed, environment: "sandbox", storagePolicy: 1))
             let endpoint = "https://127.0.0.1:\(harness.port)"
             let worker = try harness.startWorker {
                 for index in $0.apps.apps.indices {
@@ -279,8 +283,9 @@ extension Array {
             try await harness.publish(Self.update("expiring", channel: noStorage, step: 2, expiration: 4_000_000_000))
             // Refused by APNs: a channel it does not know (the record goes too), an app without the feature.
             try await harness.publish(Self.update("gone", channel: unknownAtApple, step: 2))
+            try await harness.publish(Self.update("malformed", channel: malformed, step: 2))
             try await harness.publish(Self.update("disabled", channel: disabled, step: 2, app: WorkerHarness.otherApp))
-            for id in ["unrecorded", "expiring", "gone"] {
+            for id in ["unrecorded", "expiring", "gone", "malformed"] {
                 #expect(await harness.waitUntilFinished(id) == .failed)
             }
             #expect(await harness.waitUntilFinished("disabled", app: WorkerHarness.otherApp) == .failed)
@@ -288,6 +293,7 @@ extension Array {
             #expect(try await harness.job("expiring")?.error?.hasPrefix("BadExpirationDate") == true)
             #expect(try await harness.job("gone")?.error?.hasPrefix("ChannelNotRegistered") == true)
             #expect(try await harness.store.channel(app: WorkerHarness.app, id: unknownAtApple) == nil)
+            #expect(try await harness.job("malformed")?.error?.hasPrefix("BadChannelId") == true)
             let refused = try await harness.job("disabled", app: WorkerHarness.otherApp)
             #expect(refused?.error?.hasPrefix("FeatureNotEnabled") == true)
             #expect(simulator.broadcasts.count == 2)
