@@ -127,6 +127,7 @@ let package = Package(
         .target(
             name: "HeraldWorker",
             dependencies: [
+                "APNSChannels",
                 "HeraldCore",
                 "HeraldStore",
                 "HeraldMessaging",
