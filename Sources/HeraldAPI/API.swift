@@ -41,6 +41,7 @@ public struct API: Sendable {
         )
         let v1 = router.group("v1").add(middleware: APIKeyAuthenticator(store: store, limiter: limiter))
         DeviceRoutes(api: self).add(to: v1)
+        ActivityTokenRoutes(api: self).add(to: v1)
         NotificationRoutes(api: self).add(to: v1)
         JobRoutes(api: self).add(to: v1)
         ReportRoutes(api: self).add(to: v1)

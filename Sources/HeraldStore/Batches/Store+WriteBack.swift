@@ -69,7 +69,9 @@ extension Store {
     /// records failures, and adds to the job's counters — one transaction, a handful of statements whatever the
     /// batch size.
     ///
-    /// A 410 for a device that registered again after APNs' timestamp is not pruned and counts as failed.
+    /// A 410 for a device that registered again after APNs' timestamp is not pruned and counts as failed. A dead
+    /// token that is no device's but a Live Activity token of the app (push-to-start or update) is pruned from its
+    /// table by the same rules, compared with the activity token's own registration time, and recorded likewise.
     ///
     /// - Returns: how many devices were pruned.
     @discardableResult
@@ -121,14 +123,28 @@ extension Store {
             )
             var prunedTokens = Set<String>()
             for try await token in rows.decode(String.self) { prunedTokens.insert(token) }
-            pruned = prunedTokens.count
-            let kept = writeBack.prunes.filter { !prunedTokens.contains($0.token.hex) }
+            var kept = writeBack.prunes.filter { !prunedTokens.contains($0.token.hex) }
             if !kept.isEmpty {
-                // Not pruned: either the device registered again after APNs' timestamp (it stays), or it was
-                // already gone (another job pruned it first, or it was never registered).
+                // Not a device's token (or a device registered again since): it may be a Live Activity token.
+                let activityTokens = try await pruneActivityTokens(kept, of: writeBack, on: connection, logger: logger)
+                prunedTokens.formUnion(activityTokens)
+                kept.removeAll { activityTokens.contains($0.token.hex) }
+            }
+            pruned = prunedTokens.count
+            if !kept.isEmpty {
+                // Not pruned: either the device or activity token registered again after APNs' timestamp (it
+                // stays), or it was already gone (another job pruned it first, or it was never registered).
                 let keptTokens = kept.map(\.token.hex)
                 let existing = try await connection.query(
-                    "SELECT token FROM devices WHERE app_id = \(writeBack.app) AND token = ANY(\(keptTokens))",
+                    """
+                    SELECT token FROM devices WHERE app_id = \(writeBack.app) AND token = ANY(\(keptTokens))
+                    UNION ALL
+                    SELECT token FROM activity_start_tokens
+                    WHERE app_id = \(writeBack.app) AND token = ANY(\(keptTokens))
+                    UNION ALL
+                    SELECT token FROM activity_update_tokens
+                    WHERE app_id = \(writeBack.app) AND token = ANY(\(keptTokens))
+                    """,
                     logger: logger
                 )
                 var stillRegistered = Set<String>()
@@ -168,6 +184,69 @@ extension Store {
             """,
             logger: logger
         )
+        return pruned
+    }
+
+    /// Prunes the Live Activity tokens among `prunes` (push-to-start and update tokens of the app) by the rules of
+    /// devices: unconditionally without a timestamp, else only if registered before APNs' timestamp. Each pruned
+    /// token is recorded in `dead_tokens` with its kind and activity, and its device's user, locale, topics and
+    /// environment (registration time and badge stay NULL: it is not a device to restore). Returns the tokens pruned.
+    ///
+    /// Rows are locked in token order, start tokens then update tokens, after the devices (the statement before):
+    /// two write-backs pruning the same tokens take the same locks in the same order and cannot deadlock.
+    private static func pruneActivityTokens(
+        _ prunes: [WriteBack.Prune], of writeBack: WriteBack, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Set<String> {
+        let tokens = prunes.map(\.token.hex)
+        let reasons = prunes.map(\.reason)
+        let ids = NotificationID(app: writeBack.app, job: writeBack.jobID)
+        let apnsIDs = prunes.map { ids.id(for: $0.token).description }
+        let timestamps = prunes.map { $0.apnsTimestamp ?? -1 }
+        let app = writeBack.app
+        try await connection.query(
+            """
+            SELECT 1 FROM activity_start_tokens WHERE app_id = \(app) AND token = ANY(\(tokens))
+            ORDER BY token, device_token, activity_type FOR UPDATE
+            """,
+            logger: logger)
+        try await connection.query(
+            """
+            SELECT 1 FROM activity_update_tokens WHERE app_id = \(app) AND token = ANY(\(tokens))
+            ORDER BY token, activity_id, device_token FOR UPDATE
+            """,
+            logger: logger)
+        let rows = try await connection.query(
+            """
+            WITH candidates AS (
+                SELECT DISTINCT ON (token) *
+                FROM unnest(\(tokens)::text[], \(reasons)::text[], \(timestamps)::bigint[], \(apnsIDs)::uuid[])
+                    AS c(token, reason, ts, apns_id)
+                ORDER BY token),
+            started AS (
+                DELETE FROM activity_start_tokens s USING candidates c
+                WHERE s.app_id = \(app) AND s.token = c.token
+                  AND (c.ts < 0 OR s.registered_at < to_timestamp(c.ts / 1000.0))
+                RETURNING s.token, s.device_token, 'push_to_start'::text AS kind, s.activity_type AS activity,
+                          c.reason, c.ts, c.apns_id),
+            updated AS (
+                DELETE FROM activity_update_tokens u USING candidates c
+                WHERE u.app_id = \(app) AND u.token = c.token
+                  AND (c.ts < 0 OR u.registered_at < to_timestamp(c.ts / 1000.0))
+                RETURNING u.token, u.device_token, 'update'::text AS kind, u.activity_id AS activity,
+                          c.reason, c.ts, c.apns_id),
+            deleted AS (SELECT * FROM started UNION ALL SELECT * FROM updated)
+            INSERT INTO dead_tokens (app_id, token, reason, apns_timestamp, job_id, apns_id, user_id, locale, topics,
+                                     environment, token_kind, activity)
+            SELECT \(app), x.token, x.reason, CASE WHEN x.ts < 0 THEN NULL ELSE to_timestamp(x.ts / 1000.0) END,
+                   \(writeBack.jobID), x.apns_id, d.user_id, d.locale, d.topics, d.environment, x.kind, x.activity
+            FROM deleted x LEFT JOIN devices d ON d.app_id = \(app) AND d.token = x.device_token
+            ORDER BY x.token
+            RETURNING token
+            """,
+            logger: logger
+        )
+        var pruned = Set<String>()
+        for try await token in rows.decode(String.self) { pruned.insert(token) }
         return pruned
     }
 
