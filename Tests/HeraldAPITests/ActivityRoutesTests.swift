@@ -258,8 +258,9 @@ import Testing
                 json: #"{"activity_type": "T", "token": "\#(Self.startToken)", "pad": "\#(padding)"}"#)
             #expect(large.status == .contentTooLarge && large.errorCode == "body_too_large")
 
-            #expect(try await h.store.startTokens(app: Self.app, activityType: "T", devices: .all, limit: 5).tokens
-                .isEmpty)
+            #expect(
+                try await h.store.startTokens(app: Self.app, activityType: "T", devices: .all, limit: 5).tokens
+                    .isEmpty)
             #expect(try await h.store.activitySummary(app: Self.app, activityID: "order-1") == nil)
         }
     }

@@ -123,7 +123,8 @@ import Testing
                 app: Self.app, activityID: "a", device: Self.device(1), token: Self.updateToken(2), registeredBy: nil)
             let owner = try await Self.rows(store, "SELECT registered_by FROM activity_update_tokens")
             #expect(try owner.map { try $0.decode(Int64?.self) } == [7])
-            #expect(try await store.updateTokens(app: Self.app, activityID: "a", limit: 5).tokens == [Self.updateToken(2)])
+            #expect(
+                try await store.updateTokens(app: Self.app, activityID: "a", limit: 5).tokens == [Self.updateToken(2)])
 
             // Deleting: a register-only key only on its own device.
             await #expect(throws: StoreError.self) {
@@ -140,7 +141,8 @@ import Testing
                 app: Self.app, activityID: "a", device: Self.device(2), token: Self.updateToken(3), registeredBy: nil)
             // Without a device, a register-only key removes only its own devices' tokens.
             #expect(try await store.deleteUpdateTokens(app: Self.app, activityID: "a", registeredBy: 7) == 1)
-            #expect(try await store.updateTokens(app: Self.app, activityID: "a", limit: 5).tokens == [Self.updateToken(3)])
+            #expect(
+                try await store.updateTokens(app: Self.app, activityID: "a", limit: 5).tokens == [Self.updateToken(3)])
             #expect(
                 try await store.deleteUpdateTokens(app: Self.app, activityID: "a", device: Self.device(2)) == 1)
             #expect(try await store.deleteUpdateTokens(app: Self.app, activityID: "a") == 0)
@@ -186,8 +188,11 @@ import Testing
             #expect(try await tokens(.devices(.locales(.users(["u0"]), ["en"]))) == [6, 9].map(Self.startToken))
             let sandbox = try await store.startTokens(
                 app: Self.app, activityType: "T", devices: .tokens([Self.device(5)]), limit: 1)
-            #expect(sandbox.entries == [ActivityToken(
-                token: Self.startToken(5), device: Self.device(5), locale: "en", environment: "sandbox")])
+            #expect(
+                sandbox.entries == [
+                    ActivityToken(
+                        token: Self.startToken(5), device: Self.device(5), locale: "en", environment: "sandbox")
+                ])
             #expect(!sandbox.more)
 
             // Keyset pages: every token once, in device order, `more` until the last page.
@@ -260,7 +265,8 @@ import Testing
             #expect(replaced.replaced && replaced.device.userID == "u1")
             let start = try await store.startTokens(app: Self.app, activityType: "T", devices: .all, limit: 10)
             #expect(start.tokens == [Self.startToken(2)])
-            #expect(try await store.updateTokens(app: Self.app, activityID: "a", limit: 10).tokens == [Self.updateToken(2)])
+            #expect(
+                try await store.updateTokens(app: Self.app, activityID: "a", limit: 10).tokens == [Self.updateToken(2)])
             // A refresh of a device keeps them.
             try await Self.register(store, 2, user: "u2")
             #expect(try await store.activitySummary(app: Self.app, activityID: "a")?.devices == 1)
@@ -325,12 +331,15 @@ import Testing
             #expect(try await store.device(app: Self.app, token: Self.device(2)) == nil)
             #expect(try await store.activitySummary(app: Self.app, activityID: "act-4") == nil)
             #expect(try await store.activitySummary(app: Self.app, activityID: "act-2")?.devices == 1)
-            #expect(try await store.startTokens(app: Self.app, activityType: "T2", devices: .all, limit: 5).tokens
-                == [Self.startToken(2)])
-            #expect(try await store.startTokens(app: Self.app, activityType: "T1", devices: .all, limit: 5).tokens
-                .isEmpty)
-            #expect(try await store.startTokens(app: "other", activityType: "T1", devices: .all, limit: 5).tokens
-                == [Self.startToken(1)])
+            #expect(
+                try await store.startTokens(app: Self.app, activityType: "T2", devices: .all, limit: 5).tokens
+                    == [Self.startToken(2)])
+            #expect(
+                try await store.startTokens(app: Self.app, activityType: "T1", devices: .all, limit: 5).tokens
+                    .isEmpty)
+            #expect(
+                try await store.startTokens(app: "other", activityType: "T1", devices: .all, limit: 5).tokens
+                    == [Self.startToken(1)])
             #expect(try await store.activitySummary(app: Self.app, activityID: "act-1") == nil)
             #expect(try await store.activitySummary(app: Self.app, activityID: "act-3") == nil)
 
@@ -341,11 +350,15 @@ import Testing
                        registered_at IS NULL AND badge IS NULL, apns_timestamp IS NULL, apns_id IS NOT NULL
                 FROM dead_tokens WHERE app_id = 'app' ORDER BY token
                 """)
-            typealias Record = (String, String, String?, String?, String?, String?, String?, [String]?, String?, Bool,
-                Bool, Bool)
+            typealias Record = (
+                String, String, String?, String?, String?, String?, String?, [String]?, String?, Bool,
+                Bool, Bool
+            )
             let records = try dead.map { try $0.decode(Record.self) }
-            #expect(records.map(\.0) == [Self.updateToken(1), Self.updateToken(3), Self.startToken(1), Self.device(2)]
-                .map(\.hex))
+            #expect(
+                records.map(\.0)
+                    == [Self.updateToken(1), Self.updateToken(3), Self.startToken(1), Self.device(2)]
+                    .map(\.hex))
             let byToken = Dictionary(uniqueKeysWithValues: records.map { ($0.0, $0) })
             let startRecord = try #require(byToken[Self.startToken(1).hex])
             #expect(startRecord.1 == "Unregistered" && startRecord.2 == "push_to_start" && startRecord.3 == "T1")
@@ -363,10 +376,11 @@ import Testing
                 store, "SELECT token, status, reason FROM delivery_failures WHERE job_id = 'job' ORDER BY token")
             let failed = try failures.map { try $0.decode((String, Int?, String).self) }
             #expect(failed.map(\.0) == [Self.updateToken(2), Self.startToken(2), Self.startToken(77)].map(\.hex))
-            #expect(failed.map(\.2) == [
-                "Unregistered (registered again since)", "Unregistered (registered again since)",
-                "BadDeviceToken (already pruned)",
-            ])
+            #expect(
+                failed.map(\.2) == [
+                    "Unregistered (registered again since)", "Unregistered (registered again since)",
+                    "BadDeviceToken (already pruned)",
+                ])
             #expect(failed.map(\.1) == [410, 410, 400])
 
             // The same answers again (a redelivered batch): nothing more is pruned.

@@ -105,7 +105,8 @@ extension Store {
                 INSERT INTO activity_start_tokens AS s (app_id, device_token, activity_type, token, registered_at,
                                                         registered_by)
                 SELECT d.app_id, d.token, \(activityType), \(token.hex), now(), \(registeredBy) FROM devices d
-                WHERE d.app_id = \(app) AND d.token = \(device.hex) AND (NOT \(restricted) OR d.registered_by = \(registeredBy))
+                WHERE d.app_id = \(app) AND d.token = \(device.hex)
+                  AND (NOT \(restricted) OR d.registered_by = \(registeredBy))
                 ON CONFLICT (app_id, device_token, activity_type) DO UPDATE SET
                     token = EXCLUDED.token, registered_at = now(),
                     registered_by = coalesce(EXCLUDED.registered_by, s.registered_by)
@@ -140,7 +141,8 @@ extension Store {
                 INSERT INTO activity_update_tokens AS u (app_id, activity_id, device_token, token, registered_at,
                                                          registered_by)
                 SELECT d.app_id, \(activityID), d.token, \(token.hex), now(), \(registeredBy) FROM devices d
-                WHERE d.app_id = \(app) AND d.token = \(device.hex) AND (NOT \(restricted) OR d.registered_by = \(registeredBy))
+                WHERE d.app_id = \(app) AND d.token = \(device.hex)
+                  AND (NOT \(restricted) OR d.registered_by = \(registeredBy))
                 ON CONFLICT (app_id, activity_id, device_token) DO UPDATE SET
                     token = EXCLUDED.token, registered_at = now(),
                     registered_by = coalesce(EXCLUDED.registered_by, u.registered_by)
