@@ -112,7 +112,12 @@ import Testing
             let devices = try await harness.importDevices(count: 1)
             _ = try await harness.store.registerUpdateToken(
                 app: WorkerHarness.app, activityID: "ride-9", device: devices[0].token, token: dead, registeredBy: nil)
-            let worker = try harness.startWorker()
+            // The app's events, to see how the pruned token is reported.
+            try await harness.topology.declare(on: harness.publisher)
+            let queue = TestServices.uniqueName("events")
+            _ = try await harness.publisher.declareQueue(queue, durable: false, exclusive: true)
+            try await harness.publisher.bindQueue(queue, to: harness.topology.events, routingKey: "token.pruned.#")
+            let worker = try harness.startWorker { $0.apps.apps[0].events = true }
             try await harness.publish(Self.job("update", target: .activity("ride-9"), event: "update", step: 1))
             #expect(await harness.waitUntilFinished("update") == .done)
             let status = try #require(try await harness.job("update"))
@@ -122,6 +127,16 @@ import Testing
                     .isEmpty)
             let pruned = try await harness.store.deadTokens(app: WorkerHarness.app)
             #expect(pruned.map(\.token) == [dead])
+            // Reported as an update token of its activity, not as a dead device; the device stays.
+            let consumer = try await harness.publisher.consume(queue: queue, prefetch: 1)
+            for try await delivery in consumer {
+                let body = try JSONSerialization.jsonObject(with: Data(delivery.body)) as? [String: Any]
+                let entries = try #require(body?["tokens"] as? [[String: String]])
+                #expect(entries == [["token": dead.hex, "reason": "Unregistered", "kind": "update", "activity": "ride-9"]])
+                try await consumer.ack(delivery)
+                break
+            }
+            #expect(try await harness.store.deviceCount(app: WorkerHarness.app) == 1)
             try await worker.stop()
         }
     }

@@ -26,9 +26,11 @@ extension Store {
             let rows = try await client.query(
                 """
                 WITH pruned AS (
-                    -- a token pruned twice by one job (a redelivered batch) counts once: its latest record
+                    -- a token pruned twice by one job (a redelivered batch) counts once: its latest record.
+                    -- Device tokens only: a pruned Live Activity token (token_kind set) is not a device, and
+                    -- ActivityKit hands the app a new one.
                     SELECT DISTINCT ON (token) token, user_id, locale, topics, environment, registered_at, badge
-                    FROM dead_tokens WHERE app_id = \(job.app) AND job_id = \(job.id)
+                    FROM dead_tokens WHERE app_id = \(job.app) AND job_id = \(job.id) AND token_kind IS NULL
                     ORDER BY token, id DESC),
                 restorable AS (SELECT * FROM pruned WHERE registered_at IS NOT NULL),
                 inserted AS (
