@@ -15,10 +15,7 @@ extension APNSChannelsConfiguration {
     public init(app: AppConfiguration, directory: String) throws(ConfigurationError) {
         let management = try app.channelsEndpoint()
         let broadcast = try app.broadcastEndpoint()
-        var roots: [String] = []
-        if let caFile = app.caFile {
-            roots.append(try ChannelFiles.read(caFile, relativeTo: directory, what: "ca_file of app \(app.id)"))
-        }
+        let roots = try app.trustRootsPEM(directory: directory)
         self.init(
             bundleID: app.topic, managementHost: management.host, managementPort: management.port,
             broadcastHost: broadcast.host, broadcastPort: broadcast.port, additionalTrustRootsPEM: roots)
@@ -31,18 +28,11 @@ extension ProviderTokenCache {
     public static func channels(app: AppConfiguration, directory: String) throws(ConfigurationError)
         -> ProviderTokenCache
     {
-        guard case .token(let teamID, let keyID, let keyFile) = app.auth else {
+        guard let tokens = try app.providerTokens(directory: directory) else {
             throw ConfigurationError(
                 "app \(app.id): broadcast channels need a token key (auth.type token); the app uses a certificate")
         }
-        let pem = try ChannelFiles.read(keyFile, relativeTo: directory, what: "key_file of app \(app.id)")
-        let signer: ProviderTokenSigner
-        do {
-            signer = try ProviderTokenSigner(teamID: teamID, keyID: keyID, pemKey: pem)
-        } catch {
-            throw ConfigurationError("app \(app.id): \(error.message)")
-        }
-        return ProviderTokenCache(signer: signer) { Int64(Date().timeIntervalSince1970) }
+        return tokens
     }
 }
 
@@ -56,17 +46,5 @@ extension APNSChannelsClient {
         let configuration = try APNSChannelsConfiguration(app: app, directory: directory)
         let tokens = try ProviderTokenCache.channels(app: app, directory: directory)
         self.init(configuration: configuration, providerTokens: tokens, eventLoopGroup: eventLoopGroup, logger: logger)
-    }
-}
-
-/// Files the apps file names.
-enum ChannelFiles {
-    /// The text of `path` (relative to `directory` unless absolute), or an error that names it and not its content.
-    static func read(_ path: String, relativeTo directory: String, what: String) throws(ConfigurationError) -> String {
-        let full = path.hasPrefix("/") ? path : directory + "/" + path
-        guard let text = try? String(contentsOfFile: full, encoding: .utf8) else {
-            throw ConfigurationError("cannot read \(what) at \(full)")
-        }
-        return text
     }
 }

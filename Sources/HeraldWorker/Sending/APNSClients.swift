@@ -38,15 +38,8 @@ public final class APNSClients: Sendable {
         for app in apps.apps {
             let authentication: APNSClientConfiguration.Authentication
             switch app.auth {
-            case .token(let teamID, let keyID, let keyFile):
-                let pem = try Self.read(keyFile, relativeTo: directory, what: "key_file of app \(app.id)")
-                let signer: ProviderTokenSigner
-                do {
-                    signer = try ProviderTokenSigner(teamID: teamID, keyID: keyID, pemKey: pem)
-                } catch {
-                    throw ConfigurationError("app \(app.id): \(error.message)")
-                }
-                let cache = ProviderTokenCache(signer: signer) { Int64(Date().timeIntervalSince1970) }
+            case .token:
+                guard let cache = try app.providerTokens(directory: directory) else { continue }
                 authentication = .token(cache)
             case .certificate(let p12File, let passphraseEnv):
                 let path = p12File.hasPrefix("/") ? p12File : directory + "/" + p12File
@@ -64,10 +57,7 @@ public final class APNSClients: Sendable {
                     throw ConfigurationError("app \(app.id): cannot open p12_file at \(path) (wrong passphrase?)")
                 }
             }
-            var roots: [String] = []
-            if let caFile = app.caFile {
-                roots.append(try Self.read(caFile, relativeTo: directory, what: "ca_file of app \(app.id)"))
-            }
+            let roots = try app.trustRootsPEM(directory: directory)
             // The same credentials for each environment: a token key signs for both, and a certificate is the
             // operator's to match to the environments listed.
             var byEnvironment: [AppConfiguration.Environment: APNSClient] = [:]
@@ -106,13 +96,5 @@ public final class APNSClients: Sendable {
         for app in clients.values {
             for client in app.byEnvironment.values { await client.shutdown() }
         }
-    }
-
-    static func read(_ path: String, relativeTo directory: String, what: String) throws(ConfigurationError) -> String {
-        let full = path.hasPrefix("/") ? path : directory + "/" + path
-        guard let text = try? String(contentsOfFile: full, encoding: .utf8) else {
-            throw ConfigurationError("cannot read \(what) at \(full)")
-        }
-        return text
     }
 }

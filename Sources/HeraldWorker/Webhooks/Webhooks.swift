@@ -33,7 +33,7 @@ struct Webhooks: Sendable, CustomStringConvertible {
         for app in apps.apps {
             guard let webhook = app.webhook else { continue }
             var secret = Array(
-                try APNSClients.read(
+                try AppsFile.read(
                     webhook.secretFile, relativeTo: directory, what: "webhook.secret_file of app \(app.id)"
                 )
                 .utf8)
@@ -45,7 +45,7 @@ struct Webhooks: Sendable, CustomStringConvertible {
             }
             var tls: TLSConfiguration? = nil
             if let caFile = webhook.caFile {
-                let pem = try APNSClients.read(caFile, relativeTo: directory, what: "webhook.ca_file of app \(app.id)")
+                let pem = try AppsFile.read(caFile, relativeTo: directory, what: "webhook.ca_file of app \(app.id)")
                 guard let roots = try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)), !roots.isEmpty else {
                     throw ConfigurationError("app \(app.id): webhook.ca_file holds no PEM certificate")
                 }
