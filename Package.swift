@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "5.0.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
     ],
     targets: [
         // MARK: C libraries, each wrapped once
@@ -188,6 +189,7 @@ let package = Package(
                 "HeraldStore",
                 "APNSCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -307,7 +309,13 @@ let package = Package(
         .testTarget(name: "HeraldCommandLineTests", dependencies: ["HeraldCommandLine"]),
         .testTarget(name: "HeraldBenchTests", dependencies: ["HeraldBench", "HeraldTestSupport"]),
         .testTarget(name: "HeraldDemoTests", dependencies: ["HeraldDemo"]),
-        .testTarget(name: "HeraldCLITests", dependencies: ["HeraldCLI", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldCLITests",
+            dependencies: [
+                "HeraldCLI", "HeraldTestSupport", "HeraldCommandLine", "HeraldWorker", "HeraldAPI", "HeraldMessaging",
+                "HeraldCore", "HeraldStore", "RabbitMQ",
+            ]
+        ),
         .testTarget(
             name: "HeraldAPITests",
             dependencies: [

@@ -1,0 +1,133 @@
+/// Every key of Herald's configuration: its name, variable, flag, type, default and meaning, declared here once.
+/// The defaults live only here; `WorkerConfiguration` and `APIConfiguration` keep the same values for code that
+/// builds them directly (tests, embedding), and `ConfigurationDefaultsTests` holds the two equal.
+extension ConfigurationKey {
+    // MARK: Services: every command that talks to the broker or the database
+
+    package static let amqpURL = ConfigurationKey(
+        "amqp.url", environment: "HERALD_AMQP_URL", flag: "amqp-url", kind: .url(schemes: ["amqp", "amqps"]),
+        default: nil, secret: true,
+        "The broker, amqp://user:password@host:port/vhost (amqps:// for TLS, ?cacertfile=/path/ca.pem).")
+    package static let databaseURL = ConfigurationKey(
+        "database.url", environment: "HERALD_DATABASE_URL", flag: "database-url",
+        kind: .url(schemes: ["postgres", "postgresql"]), default: nil, secret: true,
+        "The database, postgres://user:password@host:port/database (?sslmode=… for TLS).")
+    package static let logLevel = ConfigurationKey(
+        "log.level", environment: "HERALD_LOG_LEVEL", flag: "log-level",
+        kind: .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]), default: .text("info"),
+        "The least severe log level written to standard error.")
+
+    // MARK: Queues: must be the same for every worker and API of a deployment
+
+    package static let queuePrefix = ConfigurationKey(
+        "queue.prefix", environment: "HERALD_QUEUE_PREFIX", flag: "queue-prefix", kind: .text, default: .text("herald"),
+        "The prefix of every queue name (herald.jobs, herald.batches, …).")
+    package static let queueType = ConfigurationKey(
+        "queue.type", environment: "HERALD_QUEUE_TYPE", flag: "queue-type", kind: .choice(["classic", "quorum"]),
+        default: .text("classic"), "The type of the work queues.")
+    package static let retryDelays = ConfigurationKey(
+        "queue.retry_delays", environment: "HERALD_QUEUE_RETRY_DELAYS", flag: "retry-delays",
+        kind: .durations(.seconds(1)...(.seconds(86_400))),
+        default: .durations([.seconds(1), .seconds(10), .seconds(60), .seconds(600)]),
+        "The delay queues a failed batch or webhook waits in before its next attempt, one queue per delay.")
+
+    // MARK: The apps file
+
+    package static let appsFile = ConfigurationKey(
+        "apps.file", environment: "HERALD_APPS_FILE", flag: "apps-file", kind: .path, default: nil,
+        "The apps file (required by the worker; the API's channel routes answer 503 without it); SIGHUP reloads it.")
+
+    // MARK: herald worker
+
+    package static let prefetch = ConfigurationKey(
+        "worker.prefetch", environment: "HERALD_WORKER_PREFETCH", flag: "prefetch", kind: .integer(1...65_535),
+        default: .integer(1024), "Job messages a worker holds at once (AMQP prefetch on the jobs queue).")
+    package static let batchPrefetch = ConfigurationKey(
+        "worker.batch_prefetch", environment: "HERALD_WORKER_BATCH_PREFETCH", flag: "batch-prefetch",
+        kind: .integer(1...65_535), default: .integer(4),
+        "Batches a worker delivers at once (AMQP prefetch on the batches queue).")
+    package static let batchSize = ConfigurationKey(
+        "worker.batch_size", environment: "HERALD_WORKER_BATCH_SIZE", flag: "batch-size", kind: .integer(1...10_000),
+        default: .integer(1000), "Devices per batch: the unit workers share, retry, and may duplicate after a crash.")
+    package static let planAhead = ConfigurationKey(
+        "worker.plan_ahead", environment: "HERALD_WORKER_PLAN_AHEAD", flag: "plan-ahead",
+        kind: .integer(0...1_000_000), default: .integer(100),
+        "Batches of a job planned before its planning pauses until fewer are pending; 0 plans a job whole.")
+    package static let smallJobGroup = ConfigurationKey(
+        "worker.small_job_group", environment: "HERALD_WORKER_SMALL_JOB_GROUP", flag: "small-job-group",
+        kind: .integer(0...65_535), default: .integer(0),
+        "Small jobs delivered together in one group (one transaction); 0 takes a quarter of worker.prefetch.")
+    package static let maxMessageBytes = ConfigurationKey(
+        "worker.max_message_bytes", environment: "HERALD_WORKER_MAX_MESSAGE_BYTES", flag: "max-message-bytes",
+        kind: .integer(1024...134_217_728), default: .integer(1 << 20),
+        "The largest job or batch message read, in bytes; a larger one is parked unread.")
+    package static let maxDeliveries = ConfigurationKey(
+        "worker.max_deliveries", environment: "HERALD_WORKER_MAX_DELIVERIES", flag: "max-deliveries",
+        kind: .integer(1...1000), default: .integer(10),
+        "Deliveries of one message (quorum queues count them) before it is parked instead of handled.")
+    package static let batchAttempts = ConfigurationKey(
+        "worker.batch_attempts", environment: "HERALD_WORKER_BATCH_ATTEMPTS", flag: "batch-attempts",
+        kind: .integer(1...100), default: .integer(5),
+        "Attempts of one batch in all (the first, then one per retry delay) before its devices are parked.")
+    package static let pruneBreakerShare = ConfigurationKey(
+        "worker.prune_breaker_share", environment: "HERALD_WORKER_PRUNE_BREAKER_SHARE", flag: "prune-breaker-share",
+        kind: .fraction(above: 0, atMost: 1), default: .fraction(0.5),
+        "A job stops, pruning none, when BadDeviceToken/DeviceTokenNotForTopic answers exceed this share.")
+    package static let pruneBreakerMinimum = ConfigurationKey(
+        "worker.prune_breaker_minimum", environment: "HERALD_WORKER_PRUNE_BREAKER_MINIMUM",
+        flag: "prune-breaker-minimum", kind: .integer(1...1_000_000), default: .integer(20),
+        "Answers the prune breaker needs before it decides.")
+    package static let connections = ConfigurationKey(
+        "apns.connections", environment: "HERALD_APNS_CONNECTIONS", flag: "connections", kind: .integer(1...64),
+        default: .integer(2), "HTTP/2 connections to APNs per app and environment.")
+    package static let sendConcurrency = ConfigurationKey(
+        "apns.send_concurrency", environment: "HERALD_APNS_SEND_CONCURRENCY", flag: "send-concurrency",
+        kind: .integer(1...100_000), default: .integer(500),
+        "Notifications of one batch (or one group of small jobs) in flight at once.")
+    package static let requestTimeout = ConfigurationKey(
+        "apns.request_timeout", environment: "HERALD_APNS_REQUEST_TIMEOUT", flag: "request-timeout",
+        kind: .duration(.milliseconds(100)...(.seconds(300))), default: .duration(.seconds(10)),
+        "How long one APNs request may take before it fails as a timeout (and is retried).")
+    package static let metricsHost = ConfigurationKey(
+        "metrics.host", environment: "HERALD_METRICS_HOST", flag: "metrics-host", kind: .text,
+        default: .text("0.0.0.0"), "The address the worker serves /metrics, /health/live and /health/ready on.")
+    package static let metricsPort = ConfigurationKey(
+        "metrics.port", environment: "HERALD_METRICS_PORT", flag: "metrics-port", kind: .integer(0...65_535),
+        default: .integer(9464), "The port of /metrics and the health checks; 0 serves none.")
+
+    // MARK: herald api
+
+    package static let apiHost = ConfigurationKey(
+        "api.host", environment: "HERALD_API_HOST", flag: "host", kind: .text, default: .text("127.0.0.1"),
+        "The address the HTTP API listens on (0.0.0.0 in a container).")
+    package static let apiPort = ConfigurationKey(
+        "api.port", environment: "HERALD_API_PORT", flag: "port", kind: .integer(0...65_535), default: .integer(8080),
+        "The port the HTTP API listens on; 0 picks a free one.")
+    package static let apiMaximumBodySize = ConfigurationKey(
+        "api.maximum_body_size", environment: "HERALD_API_MAXIMUM_BODY_SIZE", flag: "maximum-body-size",
+        kind: .integer(1024...134_217_728), default: .integer(1 << 20),
+        "The largest request body the API accepts, in bytes (a job of 10,000 tokens is about 700 KB).")
+
+    // MARK: herald migrate
+
+    package static let schemasDirectory = ConfigurationKey(
+        "migrate.schemas", environment: "HERALD_SCHEMAS_DIR", flag: "schemas", kind: .path, default: .text("schemas"),
+        "The directory of the NNN_name.sql migrations herald migrate applies.")
+
+    /// Every key, in the order of the documentation.
+    package static let all: [ConfigurationKey] = [
+        amqpURL, databaseURL, logLevel,
+        queuePrefix, queueType, retryDelays,
+        appsFile,
+        prefetch, batchPrefetch, batchSize, planAhead, smallJobGroup, maxMessageBytes, maxDeliveries, batchAttempts,
+        pruneBreakerShare, pruneBreakerMinimum, connections, sendConcurrency, requestTimeout, metricsHost, metricsPort,
+        apiHost, apiPort, apiMaximumBodySize,
+        schemasDirectory,
+    ]
+
+    /// The key named `name`.
+    package static func named(_ name: String) -> ConfigurationKey? { all.first { $0.name == name } }
+
+    /// The configuration file's path: `--config` or this variable. Not a key itself (a file cannot name a file).
+    package static let configFileEnvironment = "HERALD_CONFIG_FILE"
+}
