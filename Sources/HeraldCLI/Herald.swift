@@ -12,6 +12,7 @@ struct Herald: AsyncParsableCommand {
             WorkerCommand.self, MigrateCommand.self, DevicesCommand.self, SimulatorCommand.self, DemoCommand.self,
             ApiCommand.self, PublishCommand.self, ReportCommand.self, KeysCommand.self, JobsCommand.self,
             TopologyCommand.self, BenchCommand.self, ChannelsCommand.self,
+            ConfigCommand.self,
         ]
     )
 }

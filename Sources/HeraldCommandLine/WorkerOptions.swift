@@ -1,0 +1,63 @@
+import ArgumentParser
+
+/// `herald worker`'s keys as flags (the service, queue and apps file keys are in their own groups).
+package struct WorkerOptions: ConfigurationOptions {
+    package init() {}
+
+    @Option(help: ArgumentHelp(.prefetch)) var prefetch: String?
+    @Option(help: ArgumentHelp(.batchPrefetch)) var batchPrefetch: String?
+    @Option(help: ArgumentHelp(.batchSize)) var batchSize: String?
+    @Option(help: ArgumentHelp(.planAhead)) var planAhead: String?
+    @Option(help: ArgumentHelp(.smallJobGroup)) var smallJobGroup: String?
+    @Option(help: ArgumentHelp(.maxMessageBytes)) var maxMessageBytes: String?
+    @Option(help: ArgumentHelp(.maxDeliveries)) var maxDeliveries: String?
+    @Option(help: ArgumentHelp(.batchAttempts)) var batchAttempts: String?
+    @Option(help: ArgumentHelp(.pruneBreakerShare)) var pruneBreakerShare: String?
+    @Option(help: ArgumentHelp(.pruneBreakerMinimum)) var pruneBreakerMinimum: String?
+    @Option(help: ArgumentHelp(.connections)) var connections: String?
+    @Option(help: ArgumentHelp(.sendConcurrency)) var sendConcurrency: String?
+    @Option(help: ArgumentHelp(.requestTimeout)) var requestTimeout: String?
+    @Option(help: ArgumentHelp(.metricsHost)) var metricsHost: String?
+    @Option(help: ArgumentHelp(.metricsPort)) var metricsPort: String?
+
+    package static let keys: [ConfigurationKey] = [
+        .prefetch, .batchPrefetch, .batchSize, .planAhead, .smallJobGroup, .maxMessageBytes, .maxDeliveries,
+        .batchAttempts, .pruneBreakerShare, .pruneBreakerMinimum, .connections, .sendConcurrency, .requestTimeout,
+        .metricsHost, .metricsPort,
+    ]
+
+    package var givenFlags: [(key: ConfigurationKey, text: String?)] {
+        [
+            (.prefetch, prefetch), (.batchPrefetch, batchPrefetch), (.batchSize, batchSize), (.planAhead, planAhead),
+            (.smallJobGroup, smallJobGroup), (.maxMessageBytes, maxMessageBytes), (.maxDeliveries, maxDeliveries),
+            (.batchAttempts, batchAttempts), (.pruneBreakerShare, pruneBreakerShare),
+            (.pruneBreakerMinimum, pruneBreakerMinimum), (.connections, connections),
+            (.sendConcurrency, sendConcurrency), (.requestTimeout, requestTimeout), (.metricsHost, metricsHost),
+            (.metricsPort, metricsPort),
+        ]
+    }
+}
+
+/// `herald api`'s keys as flags.
+package struct APIOptions: ConfigurationOptions {
+    package init() {}
+
+    @Option(help: ArgumentHelp(.apiHost)) var host: String?
+    @Option(help: ArgumentHelp(.apiPort)) var port: String?
+    @Option(help: ArgumentHelp(.apiMaximumBodySize)) var maximumBodySize: String?
+
+    package static let keys: [ConfigurationKey] = [.apiHost, .apiPort, .apiMaximumBodySize]
+
+    package var givenFlags: [(key: ConfigurationKey, text: String?)] {
+        [(.apiHost, host), (.apiPort, port), (.apiMaximumBodySize, maximumBodySize)]
+    }
+}
+
+/// `herald migrate`'s key as a flag.
+package struct MigrationOptions: ConfigurationOptions {
+    package init() {}
+
+    @Option(help: ArgumentHelp(.schemasDirectory)) var schemas: String?
+
+    package var givenFlags: [(key: ConfigurationKey, text: String?)] { [(.schemasDirectory, schemas)] }
+}
