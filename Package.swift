@@ -181,6 +181,23 @@ let package = Package(
             ]
         ),
 
+        .target(
+            name: "HeraldDoctor",
+            dependencies: [
+                "APNSCore",
+                "HeraldCore",
+                "HeraldMessaging",
+                "HeraldStore",
+                "RabbitMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+
         // MARK: The executable: commands, and the bench and demo beside the production modules
         .target(
             name: "HeraldCommandLine",
@@ -234,6 +251,7 @@ let package = Package(
                 "HeraldCommandLine",
                 "HeraldBench",
                 "HeraldDemo",
+                "HeraldDoctor",
                 "HeraldAPI",
                 "HeraldProducer",
                 "HeraldCore",
@@ -314,6 +332,13 @@ let package = Package(
             dependencies: [
                 "HeraldCLI", "HeraldTestSupport", "HeraldCommandLine", "HeraldWorker", "HeraldAPI", "HeraldMessaging",
                 "HeraldCore", "HeraldStore", "RabbitMQ",
+            ]
+        ),
+        .testTarget(
+            name: "HeraldDoctorTests",
+            dependencies: [
+                "HeraldDoctor", "HeraldMessaging", "HeraldStore", "HeraldCore", "RabbitMQ", "APNSSimulator",
+                "HeraldTestSupport", .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

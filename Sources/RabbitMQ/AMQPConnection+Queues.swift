@@ -44,7 +44,20 @@ extension AMQPConnection {
     nonisolated(nonsending) public func declareExchange(
         _ name: String, type: String, durable: Bool = true
     ) async throws(AMQPError) {
-        _ = try await perform { .queueOperation(.exchangeDeclare(name: name, type: type, durable: durable), $0) }
+        _ = try await perform {
+            .queueOperation(.exchangeDeclare(name: name, type: type, durable: durable, passive: false), $0)
+        }
+    }
+
+    /// Checks that an exchange exists without creating it (a passive exchange.declare).
+    ///
+    /// A missing exchange fails with ``AMQPError/Code/channelClosed`` and reply code 404. The broker does not
+    /// compare the type of a passive declare: to check it, declare the exchange as it should be once it is known
+    /// to exist (406 if it differs).
+    nonisolated(nonsending) public func checkExchange(_ name: String) async throws(AMQPError) {
+        _ = try await perform {
+            .queueOperation(.exchangeDeclare(name: name, type: "", durable: false, passive: true), $0)
+        }
     }
 
     /// Deletes an exchange and its bindings; deleting a missing exchange succeeds.

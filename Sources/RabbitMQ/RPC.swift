@@ -12,7 +12,7 @@ enum RPCRequest: Sendable {
     case queueDeclare(QueueDeclaration)
     case queueDelete(String)
     case queuePurge(String)
-    case exchangeDeclare(name: String, type: String, durable: Bool)
+    case exchangeDeclare(name: String, type: String, durable: Bool, passive: Bool)
     case exchangeDelete(String)
     case queueBind(queue: String, exchange: String, routingKey: String)
 
@@ -72,10 +72,11 @@ enum RPCRequest: Sendable {
         case .queuePurge(let queue):
             var method = amqp_queue_purge_t(ticket: 0, queue: pool.bytes(queue), nowait: 0)
             return amqp_send_method(connection, channel, AMQP_QUEUE_PURGE_METHOD, &method)
-        case .exchangeDeclare(let name, let type, let durable):
+        case .exchangeDeclare(let name, let type, let durable, let passive):
             var method = amqp_exchange_declare_t(
-                ticket: 0, exchange: pool.bytes(name), type: pool.bytes(type), passive: 0, durable: durable ? 1 : 0,
-                auto_delete: 0, internal: 0, nowait: 0, arguments: amqp_table_t(num_entries: 0, entries: nil))
+                ticket: 0, exchange: pool.bytes(name), type: pool.bytes(type), passive: passive ? 1 : 0,
+                durable: durable ? 1 : 0, auto_delete: 0, internal: 0, nowait: 0,
+                arguments: amqp_table_t(num_entries: 0, entries: nil))
             return amqp_send_method(connection, channel, AMQP_EXCHANGE_DECLARE_METHOD, &method)
         case .exchangeDelete(let name):
             var method = amqp_exchange_delete_t(ticket: 0, exchange: pool.bytes(name), if_unused: 0, nowait: 0)

@@ -296,6 +296,23 @@ import Testing
         await connection.close()
     }
 
+    @Test func checkingAnExchangeCreatesNothingAndAMissingOneFailsWithNotFound() async throws {
+        let connection = try await Broker.connect()
+        let exchange = Broker.uniqueQueue()
+
+        let error = await #expect(throws: AMQPError.self) { try await connection.checkExchange(exchange) }
+        #expect(error?.code == .channelClosed)
+        #expect(error?.replyCode == 404)
+        // Still missing: the check created nothing, and the next operation gets a fresh channel.
+        let again = await #expect(throws: AMQPError.self) { try await connection.checkExchange(exchange) }
+        #expect(again?.replyCode == 404)
+
+        try await connection.declareExchange(exchange, type: "topic", durable: false)
+        try await connection.checkExchange(exchange)
+        try await connection.deleteExchange(exchange)
+        await connection.close()
+    }
+
     @Test func publishToAMissingExchangeFailsAndPublishingRecovers() async throws {
         let connection = try await Broker.connect()
         let queue = Broker.uniqueQueue()
