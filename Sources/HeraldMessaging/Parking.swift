@@ -1,3 +1,4 @@
+import Foundation
 import RabbitMQ
 
 /// Publishes messages that can never succeed to the parking queue, with the reason, the attempts and the origin
@@ -29,6 +30,7 @@ package struct Parking: Sendable {
         properties.headers[ParkingHeader.reason] = .string(String(reason.prefix(1000)))
         properties.headers[ParkingHeader.originQueue] = .string(origin)
         properties.headers[ParkingHeader.attempts] = .int(Int64(attempts))
+        properties.headers[ParkingHeader.parkedAt] = .int(Int64(Date().timeIntervalSince1970))
         try await publisher.publish(body, routingKey: queue ?? topology.parked, properties: properties, mandatory: true)
     }
 }

@@ -7,6 +7,9 @@ public enum ParkingHeader {
     public static let attempts = "x-herald-attempts"
     /// The queue a parked message was taken from.
     public static let originQueue = "x-herald-origin-queue"
+    /// When the message was parked, in seconds since the Unix epoch: what the retention of parked messages
+    /// measures their age by (`ParkedMessage.parkedAt`).
+    public static let parkedAt = "x-herald-parked-at"
     /// On a job message the scheduler published again to resume the job's paced planning: the planner that paused
     /// it may still hold its planning claim for a moment, so this copy waits for the claim instead of being taken
     /// for a duplicate (which would leave the job paused for ever).

@@ -215,7 +215,7 @@ struct DelivererService: Service {
     }
 }
 
-/// Releases scheduled jobs when they are due.
+/// Releases scheduled jobs when they are due, and runs retention.
 struct SchedulerService: Service {
     let shared: WorkerShared
 
@@ -225,7 +225,14 @@ struct SchedulerService: Service {
                 store: shared.store, configuration: shared.configuration, publisher: publisher,
                 metrics: shared.metrics, logger: shared.logger
             )
-            try await scheduler.run()
+            let retention = Retention(
+                store: shared.store, configuration: shared.configuration,
+                parked: ParkedMessages(connection: publisher, topology: shared.configuration.topology),
+                metrics: shared.metrics, logger: shared.logger)
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await scheduler.run() }
+                group.addTask { await retention.run() }
+            }
         }
     }
 }

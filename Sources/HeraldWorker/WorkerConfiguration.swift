@@ -41,8 +41,17 @@ public struct WorkerConfiguration: Sendable {
     /// have died a moment ago, before PostgreSQL noticed, or may yet fail): past this, that planner is taken to be
     /// alive and the message is acknowledged as a copy. Above the ~25 s in which PostgreSQL drops a vanished session.
     public var planningClaimWait: Duration = .seconds(60)
-    /// How long a finished job id is remembered for idempotency.
-    public var idempotencyRetention: Duration = .seconds(7 * 24 * 3600)
+    /// How long a finished job id is remembered for idempotency: retention removes finished jobs' rows past it.
+    /// Seven days is what the docs promise; nil keeps them for ever.
+    public var idempotencyRetention: Duration? = .seconds(7 * 24 * 3600)
+    /// How long `dead_tokens` rows are kept (the cleanup report, `herald devices restore`); nil: for ever.
+    public var deadTokenRetention: Duration? = .seconds(90 * 24 * 3600)
+    /// How long `delivery_failures` rows are kept; nil: for ever.
+    public var deliveryFailureRetention: Duration? = .seconds(30 * 24 * 3600)
+    /// How long a message stays in the parking queue (by its parking time); nil: for ever.
+    public var parkedRetention: Duration? = .seconds(14 * 24 * 3600)
+    /// How often a worker tries to run retention (one worker at a time runs it, under an advisory lock).
+    public var retentionInterval: Duration = .seconds(300)
     /// How far ahead a throttled job's batch may take its turn in the job's rate: a batch whose turn is further off
     /// goes back to a delay queue rather than wait in the worker, and a throttled job's batches hold about this
     /// much of its rate, so that no batch holds a worker for much longer than twice this.

@@ -33,6 +33,12 @@ struct WorkerMetrics: Sendable {
         Counter(label: "herald_webhooks_total", dimensions: [("outcome", outcome)]).increment()
     }
 
+    /// Counts what retention removed: `jobs`, `dead_tokens`, `delivery_failures` or `parked`.
+    func retentionRemoved(_ what: String, count: Int) {
+        guard count > 0 else { return }
+        Counter(label: "herald_retention_removed_total", dimensions: [("what", what)]).increment(by: count)
+    }
+
     /// Counts finished jobs by final state.
     func jobFinished(state: String, count: Int = 1) {
         guard count > 0 else { return }

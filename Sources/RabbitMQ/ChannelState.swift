@@ -62,6 +62,8 @@ struct IncomingContent {
     enum Kind {
         case delivery(deliveryTag: UInt64, redelivered: Bool)
         case returned(replyCode: UInt16, replyText: String)
+        /// The message of a basic.get-ok, which completes the channel's in-flight basic.get.
+        case got(deliveryTag: UInt64, redelivered: Bool)
     }
 
     let kind: Kind

@@ -8,6 +8,12 @@ enum Command: Sendable {
     case publish(PublishRequest)
     case queueOperation(RPCRequest, UnsafeContinuation<Result<RPCReply, AMQPError>, Never>)
     case startConsumer(ConsumerStart)
+    /// Opens a channel for basic.get on a queue (``AMQPQueueReader``); resumes with the channel id.
+    case openReader(ReaderStart)
+    /// basic.get on the reader's channel: the message (unacknowledged), or nil when the queue has none ready.
+    case get(DeliveryBuffer, UnsafeContinuation<Result<AMQPDelivery?, AMQPError>, Never>)
+    /// Closes the reader's channel and resumes once the broker confirmed it (and so requeued what it held).
+    case closeReader(DeliveryBuffer, UnsafeContinuation<Void, Never>)
     case settle(Settlement)
     case cancelConsumer(DeliveryBuffer, UnsafeContinuation<Result<Void, AMQPError>, Never>)
     /// The consumer was released: close its channel so the broker requeues what it did not settle.
@@ -23,6 +29,9 @@ enum Command: Sendable {
         case .publish(let request): request.completion.resume(returning: .failure(error))
         case .queueOperation(_, let continuation): continuation.resume(returning: .failure(error))
         case .startConsumer(let start): start.continuation.resume(returning: .failure(error))
+        case .openReader(let start): start.continuation.resume(returning: .failure(error))
+        case .get(_, let continuation): continuation.resume(returning: .failure(error))
+        case .closeReader(_, let continuation): continuation.resume()
         case .settle, .releaseConsumer, .restored: break
         case .cancelConsumer(_, let continuation): continuation.resume(returning: .failure(error))
         case .close(let continuation): continuation?.resume()
@@ -82,6 +91,13 @@ struct ConsumerStart: Sendable {
     let consumerTag: String
     let buffer: DeliveryBuffer
     let continuation: UnsafeContinuation<Result<ConsumerStarted, AMQPError>, Never>
+}
+
+/// What the connection thread needs to open a reader's channel.
+struct ReaderStart: Sendable {
+    let queue: String
+    let buffer: DeliveryBuffer
+    let continuation: UnsafeContinuation<Result<UInt16, AMQPError>, Never>
 }
 
 /// The broker's answer to a consumer start.

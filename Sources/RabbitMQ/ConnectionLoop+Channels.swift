@@ -5,14 +5,18 @@ extension ConnectionLoop {
         Int(id) < channels.count ? channels[Int(id)] : nil
     }
 
-    /// Registers a channel and queues channel.open as its first RPC.
-    func openChannel(_ id: UInt16, role: ChannelState.Role) -> ChannelState {
+    /// Registers a channel and queues channel.open as its first RPC (`opened` has its answer).
+    @discardableResult
+    func openChannel(
+        _ id: UInt16, role: ChannelState.Role,
+        opened: @escaping (ConnectionLoop, Result<RPCReply, AMQPError>) -> Void = { _, _ in }
+    ) -> ChannelState {
         let channel = ChannelState(id: id, role: role)
         if channels.count <= Int(id) {
             channels.append(contentsOf: repeatElement(nil, count: Int(id) + 1 - channels.count))
         }
         channels[Int(id)] = channel
-        enqueue(.channelOpen, on: channel) { _, _ in }
+        enqueue(.channelOpen, on: channel, completion: opened)
         return channel
     }
 
@@ -44,7 +48,7 @@ extension ConnectionLoop {
 
     /// Completes the in-flight RPC if `method` is its reply; returns false otherwise.
     func completeRPC(on channel: ChannelState, with method: amqp_method_t) -> Bool {
-        guard let call = channel.inFlight, call.request.replyMethod == method.id else { return false }
+        guard let call = channel.inFlight, call.request.isAnswered(by: method.id) else { return false }
         channel.inFlight = nil
         call.completion(self, .success(RPCReply(method)))
         pump(channel)

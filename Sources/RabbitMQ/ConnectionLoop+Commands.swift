@@ -31,6 +31,12 @@ extension ConnectionLoop {
             enqueue(request, on: controlChannel()) { _, result in continuation.resume(returning: result) }
         case .startConsumer(let start):
             startConsumer(start)
+        case .openReader(let start):
+            openReader(start)
+        case .get(let buffer, let continuation):
+            get(buffer, continuation)
+        case .closeReader(let buffer, let continuation):
+            closeReader(buffer, continuation)
         case .settle(let settlement):
             settle(settlement)
         case .cancelConsumer(let buffer, let continuation):
@@ -184,7 +190,7 @@ extension ConnectionLoop {
         closeChannel(channel)
     }
 
-    private func consumerChannel(for buffer: DeliveryBuffer) -> (ChannelState, ConsumerState)? {
+    func consumerChannel(for buffer: DeliveryBuffer) -> (ChannelState, ConsumerState)? {
         for case let channel? in channels {
             if case .consumer(let consumer) = channel.role, consumer.buffer === buffer { return (channel, consumer) }
         }

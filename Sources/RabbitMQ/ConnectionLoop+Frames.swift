@@ -79,6 +79,13 @@ extension ConnectionLoop {
             channel.content = IncomingContent(
                 kind: .delivery(deliveryTag: deliver.delivery_tag, redelivered: deliver.redelivered != 0),
                 exchange: String(amqpBytes: deliver.exchange), routingKey: String(amqpBytes: deliver.routing_key))
+        case AMQP_BASIC_GET_OK_METHOD:
+            let ok = decoded.assumingMemoryBound(to: amqp_basic_get_ok_t.self).pointee
+            // Unacknowledged from now on, as a consumer's delivery is.
+            if case .consumer(let consumer) = channel.role { consumer.unsettled.delivered(ok.delivery_tag) }
+            channel.content = IncomingContent(
+                kind: .got(deliveryTag: ok.delivery_tag, redelivered: ok.redelivered != 0),
+                exchange: String(amqpBytes: ok.exchange), routingKey: String(amqpBytes: ok.routing_key))
         case AMQP_BASIC_RETURN_METHOD:
             let returned = decoded.assumingMemoryBound(to: amqp_basic_return_t.self).pointee
             channel.content = IncomingContent(
@@ -165,6 +172,17 @@ extension ConnectionLoop {
                     channel: channel.id, generation: generation, consumerID: consumer.buffer.id))
         case .returned(let replyCode, let replyText):
             returned(content, replyCode: replyCode, replyText: replyText)
+        case .got(let deliveryTag, let redelivered):
+            guard case .consumer(let consumer) = channel.role, let call = channel.inFlight,
+                case .basicGet = call.request
+            else { return }
+            channel.inFlight = nil
+            let delivery = AMQPDelivery(
+                body: content.body, deliveryTag: deliveryTag, redelivered: redelivered, exchange: content.exchange,
+                routingKey: content.routingKey, properties: content.properties, channel: channel.id,
+                generation: generation, consumerID: consumer.buffer.id)
+            call.completion(self, .success(.got(delivery)))
+            pump(channel)
         }
     }
 }

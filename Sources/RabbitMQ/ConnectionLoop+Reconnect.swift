@@ -88,8 +88,14 @@ extension ConnectionLoop {
         switch command {
         case .publish(let request):
             parked.append(request)
-        case .queueOperation, .startConsumer:
+        case .queueOperation, .startConsumer, .openReader:
             held.append(command)
+        case .get(let buffer, let continuation):
+            // The reader's channel, and what it had taken, went with the lost connection.
+            continuation.resume(returning: .failure(buffer.failure ?? Self.readerEnded))
+        case .closeReader(let buffer, let continuation):
+            buffer.finish(.closed)
+            continuation.resume()
         case .settle, .restored:
             return  // a delivery of the lost connection, which the broker requeued; a stale hook result
         case .cancelConsumer(let buffer, let continuation):

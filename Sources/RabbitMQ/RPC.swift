@@ -15,6 +15,8 @@ enum RPCRequest: Sendable {
     case exchangeDeclare(name: String, type: String, durable: Bool, passive: Bool)
     case exchangeDelete(String)
     case queueBind(queue: String, exchange: String, routingKey: String)
+    /// basic.get with manual acknowledgement: answered by get-ok and the message's content, or by get-empty.
+    case basicGet(queue: String)
 
     /// The method that answers this request on the same channel.
     var replyMethod: amqp_method_number_t {
@@ -31,7 +33,15 @@ enum RPCRequest: Sendable {
         case .exchangeDeclare: AMQP_EXCHANGE_DECLARE_OK_METHOD
         case .exchangeDelete: AMQP_EXCHANGE_DELETE_OK_METHOD
         case .queueBind: AMQP_QUEUE_BIND_OK_METHOD
+        case .basicGet: AMQP_BASIC_GET_OK_METHOD
         }
+    }
+
+    /// Whether `method` answers this request: its reply method, or for basic.get also get-empty. (basic.get-ok
+    /// completes the request only once its content has arrived: `ConnectionLoop.complete(_:)`.)
+    func isAnswered(by method: amqp_method_number_t) -> Bool {
+        if case .basicGet = self { return method == AMQP_BASIC_GET_EMPTY_METHOD }
+        return method == replyMethod
     }
 
     /// Writes the method frame; returns the rabbitmq-c status.
@@ -86,6 +96,9 @@ enum RPCRequest: Sendable {
                 ticket: 0, queue: pool.bytes(queue), exchange: pool.bytes(exchange),
                 routing_key: pool.bytes(routingKey), nowait: 0, arguments: amqp_table_t(num_entries: 0, entries: nil))
             return amqp_send_method(connection, channel, AMQP_QUEUE_BIND_METHOD, &method)
+        case .basicGet(let queue):
+            var method = amqp_basic_get_t(ticket: 0, queue: pool.bytes(queue), no_ack: 0)
+            return amqp_send_method(connection, channel, AMQP_BASIC_GET_METHOD, &method)
         }
     }
 }
@@ -106,6 +119,10 @@ enum RPCReply: Sendable {
     case queueDeclared(messageCount: UInt32, consumerCount: UInt32)
     case messageCount(UInt32)
     case consumerTag(String)
+    /// basic.get-ok with the message, which stays unacknowledged until it is settled.
+    case got(AMQPDelivery)
+    /// basic.get-empty: the queue has no ready message.
+    case empty
 
     /// Copies what matters out of the decoded reply `method`, whose memory rabbitmq-c reuses after this frame.
     init(_ method: amqp_method_t) {
@@ -124,6 +141,8 @@ enum RPCReply: Sendable {
         case AMQP_BASIC_CONSUME_OK_METHOD:
             let ok = decoded.assumingMemoryBound(to: amqp_basic_consume_ok_t.self).pointee
             self = .consumerTag(String(amqpBytes: ok.consumer_tag))
+        case AMQP_BASIC_GET_EMPTY_METHOD:
+            self = .empty
         default:
             self = .done
         }

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldMessaging
 import HeraldTestSupport
 import Logging
@@ -29,6 +30,12 @@ import Testing
         #expect(delivery.properties.headers[ParkingHeader.reason] == "malformed: not a job")
         #expect(delivery.properties.headers[ParkingHeader.attempts] == 3)
         #expect(delivery.properties.headers[ParkingHeader.originQueue] == .string(topology.jobs))
+        let now = Int64(Date().timeIntervalSince1970)
+        guard case .int(let parkedAt)? = delivery.properties.headers[ParkingHeader.parkedAt] else {
+            Issue.record("no \(ParkingHeader.parkedAt) header")
+            return
+        }
+        #expect((now - 60...now).contains(parkedAt))
         try await consumer.ack(delivery)
         try await consumer.cancel()
         try await topology.delete(on: connection)

@@ -141,24 +141,10 @@ extension Store {
         }
     }
 
-    /// Deletes finished jobs (with their batches and badge records) older than the idempotency retention window.
+    /// Deletes finished jobs (with their batches and badge records) older than the idempotency retention window, in
+    /// chunks (`deleteAllExpired`, which the workers' retention runs).
     @discardableResult
     public func purgeFinishedJobs(olderThanSeconds seconds: Int) async throws(StoreError) -> Int {
-        try await run("purging old jobs") {
-            let rows = try await client.query(
-                """
-                WITH gone AS (
-                    DELETE FROM jobs WHERE herald_job_is_final(state)
-                    AND finished_at < now() - make_interval(secs => \(Double(seconds))) RETURNING app_id, id),
-                gone_batches AS (DELETE FROM batches WHERE (app_id, job_id) IN (SELECT app_id, id FROM gone)),
-                gone_badges AS (DELETE FROM badge_applications WHERE (app_id, job_id) IN (SELECT app_id, id FROM gone))
-                SELECT count(*)::bigint FROM gone
-                """,
-                logger: logger
-            )
-            var count = 0
-            for try await n in rows.decode(Int64.self) { count = Int(n) }
-            return count
-        }
+        try await deleteAllExpired(.jobs, olderThan: .seconds(seconds))
     }
 }

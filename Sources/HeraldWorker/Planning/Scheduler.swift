@@ -9,8 +9,8 @@ import ServiceLifecycle
 
 /// Releases scheduled jobs when their `send_at` comes: takes due jobs with `FOR UPDATE SKIP LOCKED` (so any number
 /// of workers can run it), publishes each back to `herald.jobs` with a confirm, and marks it queued in the same
-/// transaction. Resumes paused planning the same way (`Planner`, schemas/017). Also forgets finished jobs past the
-/// idempotency retention window.
+/// transaction. Resumes paused planning the same way (`Planner`, schemas/017). Finished jobs past the idempotency
+/// window are removed by `Retention`.
 struct Scheduler: Sendable {
     let store: Store
     let configuration: WorkerConfiguration
@@ -19,7 +19,6 @@ struct Scheduler: Sendable {
     let logger: Logger
 
     func run() async throws {
-        var lastPurge = ContinuousClock.now
         var lastRelease: ContinuousClock.Instant? = nil
         // Paused planning is looked at more often than scheduled jobs: a paced job's queue must not run dry.
         let tick = min(configuration.schedulerInterval, configuration.planningResumeInterval)
@@ -30,11 +29,6 @@ struct Scheduler: Sendable {
                 if lastRelease.map({ $0.duration(to: .now) >= configuration.schedulerInterval }) ?? true {
                     lastRelease = .now
                     while try await releaseDue() == 100 {}
-                }
-                if ContinuousClock.now - lastPurge > .seconds(3600) {
-                    let retention = Int(configuration.idempotencyRetention.components.seconds)
-                    try await store.purgeFinishedJobs(olderThanSeconds: retention)
-                    lastPurge = .now
                 }
             } catch {
                 logger.error("scheduler pass failed", metadata: ["error": "\(error)"])

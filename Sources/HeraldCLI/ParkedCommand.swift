@@ -1,0 +1,175 @@
+import ArgumentParser
+import Foundation
+import HeraldCommandLine
+import HeraldMessaging
+import HeraldStore
+import HeraldWorker
+import RabbitMQ
+
+/// `herald parked list|replay|purge`: look through `herald.parked`, publish messages back to the queue they were
+/// parked from once their cause is fixed, or drop them.
+struct ParkedCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "parked",
+        abstract: "List, replay or purge the messages in the parking queue (herald.parked).",
+        discussion: """
+            herald parked list --reason unknown_app
+            herald parked replay --reason unknown_app          (after adding the app to the apps file)
+            herald parked purge --older-than 7d
+            Each command looks at up to 100,000 messages, holding them unacknowledged until it ends; bodies are
+            never printed (they can hold device tokens): only the job id and app of a job or batch.
+            """,
+        subcommands: [List.self, Replay.self, Purge.self]
+    )
+
+    /// The options every `herald parked` command shares.
+    struct Options: ParsableArguments {
+        @OptionGroup var services: ServiceOptions
+
+        @Option(help: "Queue name prefix.")
+        var queuePrefix: String = Topology.defaultPrefix
+
+        @Option(help: "Only messages whose reason starts with this (for example unknown_app).")
+        var reason: String?
+
+        func validate() throws {
+            if let reason {
+                guard (1...1000).contains(reason.count), ParkedMessage.clean(reason, limit: 1000) == reason else {
+                    throw ValidationError("--reason must be 1 to 1000 characters without control characters")
+                }
+            }
+            guard (1...200).contains(queuePrefix.count), queuePrefix.allSatisfy({ !$0.isWhitespace }) else {
+                throw ValidationError("--queue-prefix must be 1 to 200 characters without spaces")
+            }
+        }
+
+        /// Runs `body` with the parked messages of this topology over a connection of its own.
+        func withParked<T>(_ body: (ParkedMessages) async throws -> T) async throws -> T {
+            let logger = services.makeLogger(label: "herald.parked")
+            var amqp = try AMQPConfiguration(url: services.resolvedAMQPURL())
+            amqp.connectionName = "herald-parked"
+            let connection = try await AMQPConnection.connect(amqp, logger: logger)
+            do {
+                let result = try await body(ParkedMessages(connection: connection, topology: topology))
+                await connection.close()
+                return result
+            } catch let error as AMQPError where error.replyCode == 404 {
+                await connection.close()
+                throw ValidationError("the queue \(topology.parked) does not exist (check --queue-prefix)")
+            } catch {
+                await connection.close()
+                throw error
+            }
+        }
+
+        var topology: Topology { Topology(prefix: queuePrefix) }
+    }
+
+    static func validateLimit(_ limit: Int) throws {
+        guard (1...1_000_000).contains(limit) else { throw ValidationError("--limit must be 1 to 1000000") }
+    }
+
+    static func validateID(_ id: String?) throws {
+        guard let id else { return }
+        guard (1...200).contains(id.count), ParkedMessage.clean(id, limit: 200) == id else {
+            throw ValidationError("--id must be 1 to 200 characters without control characters")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show parked messages (reason, origin, attempts, age, job id, size) without removing them.")
+
+        @OptionGroup var options: Options
+
+        @Option(help: "Show at most this many (1 to 1000000).")
+        var limit: Int = 100
+
+        @Flag(help: "Print JSON instead of a table.")
+        var json = false
+
+        func validate() throws { try ParkedCommand.validateLimit(limit) }
+
+        func run() async throws {
+            let filter = ParkedMessageFilter(reason: options.reason)
+            let pass = try await options.withParked { try await $0.list(filter, limit: limit) }
+            print(json ? try ParkedOutput.json(pass) : ParkedOutput.table(pass.taken, now: ParkedMessages.now()))
+            if !json { print(ParkedOutput.summary(pass, verb: "listed")) }
+        }
+    }
+
+    struct Replay: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Publish matching parked messages back to their origin queue (with a confirm), then drop them.")
+
+        @OptionGroup var options: Options
+
+        @Option(help: "Only the message of this job id (or AMQP message id).")
+        var id: String?
+
+        @Option(help: "Replay at most this many (1 to 1000000).")
+        var limit: Int = 100
+
+        func validate() throws {
+            try ParkedCommand.validateLimit(limit)
+            try ParkedCommand.validateID(id)
+        }
+
+        func run() async throws {
+            let filter = ParkedMessageFilter(reason: options.reason, id: id)
+            let logger = options.services.makeLogger(label: "herald.parked")
+            let database = try DatabaseConfiguration(url: options.services.resolvedDatabaseURL())
+            let pass = try await Store.withStore(database, logger: logger) { store in
+                try await options.withParked { parked in
+                    try await replayParked(
+                        filter, limit: limit, connection: parked.connection, topology: parked.topology, store: store)
+                }
+            }
+            let now = ParkedMessages.now()
+            if !pass.taken.isEmpty { print(ParkedOutput.table(pass.taken, now: now)) }
+            print(ParkedOutput.summary(pass, verb: "replayed"))
+            if !pass.refused.isEmpty {
+                print("left parked, since their origin is not one of Herald's work queues:")
+                print(ParkedOutput.table(pass.refused, now: now))
+            }
+        }
+    }
+
+    struct Purge: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Drop matching parked messages for good, and say how many.")
+
+        @OptionGroup var options: Options
+
+        @Option(help: "Only messages parked at least this long ago: 90m, 12h, 7d.")
+        var olderThan: String?
+
+        @Flag(help: "Drop every parked message (up to --limit) when neither --reason nor --older-than is given.")
+        var all = false
+
+        @Option(help: "Drop at most this many (1 to 1000000).")
+        var limit: Int = 10_000
+
+        func validate() throws {
+            try ParkedCommand.validateLimit(limit)
+            guard all || options.reason != nil || olderThan != nil else {
+                throw ValidationError("say which messages to drop: --reason, --older-than, or --all")
+            }
+            _ = try olderThan.map(Self.seconds)
+        }
+
+        static func seconds(_ text: String) throws -> Int64 {
+            guard let seconds = RetentionAge.parse(text), seconds > 0, seconds <= RetentionAge.maximumSeconds else {
+                throw ValidationError("--older-than must be a whole number with a unit s, m, h or d, such as 7d")
+            }
+            return seconds
+        }
+
+        func run() async throws {
+            let seconds = try olderThan.map(Self.seconds)
+            let filter = ParkedMessageFilter(reason: options.reason, olderThanSeconds: seconds)
+            let pass = try await options.withParked { try await $0.purge(filter, limit: limit) }
+            print(ParkedOutput.summary(pass, verb: "purged"))
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import HeraldMessaging
+import HeraldTestSupport
+import Logging
+import RabbitMQ
+import Testing
+
+/// Parked messages as operators and retention see them: what is read of their headers, the age rule, replay's
+/// refusal of foreign queues.
+@Suite(.timeLimit(.minutes(1))) struct ParkedMessagesTests {
+    static let logger = Logger(label: "HeraldMessagingTests.ParkedMessages")
+    static let day: Int64 = 86_400
+
+    @Test func hostileHeadersAreBoundedAndCleanedAndTheBodyIsNeverKept() {
+        let now = Int64(Date().timeIntervalSince1970)
+        let body = Array(#"{"id":"job\u001b[31m-1","app":"com.example.news","target":{"tokens":["ab"]}}"#.utf8)
+        let delivery = AMQPDelivery(
+            body: body, deliveryTag: 1, routingKey: "herald.parked",
+            properties: AMQPProperties(
+                messageID: String(repeating: "m", count: 5000),
+                headers: [
+                    ParkingHeader.reason: .string("unknown_app:\u{1b}[2J" + String(repeating: "r", count: 5000)),
+                    ParkingHeader.originQueue: .int(7),
+                    ParkingHeader.attempts: .int(-3),
+                    ParkingHeader.parkedAt: .int(now + 365 * Self.day),
+                ],
+                timestamp: now - 3 * Self.day))
+        let message = ParkedMessage(delivery)
+        #expect(message.reason?.hasPrefix("unknown_app:?[2J") == true)
+        #expect(message.reason?.count == 1000)
+        #expect(message.originQueue == nil)
+        #expect(message.attempts == nil)
+        // A parking time in the future is not plausible: the publication time is used.
+        #expect(message.parkedAt == now - 3 * Self.day)
+        #expect(message.messageID?.count == 200)
+        #expect(message.jobID == "job?[31m-1")
+        #expect(message.app == "com.example.news")
+        #expect(message.bodySize == body.count)
+        let encoded = String(decoding: try! JSONEncoder().encode(message), as: UTF8.self)
+        #expect(!encoded.contains("tokens") && !encoded.contains("\"ab\""))
+    }
+
+    @Test func theBrokersDeadLetteringCountsAsParking() {
+        let delivery = AMQPDelivery(
+            body: Array(#"{"job":"j-9","app":"a","seq":0,"attempt":1,"tokens":["ab"]}"#.utf8), deliveryTag: 1,
+            routingKey: "herald.parked",
+            properties: AMQPProperties(headers: [
+                "x-first-death-reason": "delivery_limit", "x-first-death-queue": "herald.batches",
+                "x-death": [["time": .int(1_700_000_000), "reason": "delivery_limit"]],
+            ]))
+        let message = ParkedMessage(delivery)
+        #expect(message.reason == "dead-lettered: delivery_limit")
+        #expect(message.originQueue == "herald.batches")
+        #expect(message.parkedAt == 1_700_000_000)
+        #expect(message.jobID == "j-9")
+    }
+
+    @Test func retentionDropsWhatWasParkedLongerThanTheAgeAndKeepsWhatItCannotDate() async throws {
+        try await withParked { connection, topology in
+            let now = Int64(Date().timeIntervalSince1970)
+            let messages: [(String, AMQPTable, Int64?)] = [
+                ("due", [ParkingHeader.parkedAt: .int(now - 14 * Self.day - 60)], nil),
+                ("not-yet", [ParkingHeader.parkedAt: .int(now - 14 * Self.day + 60)], nil),
+                ("published-long-ago", [:], now - 30 * Self.day),
+                ("undated", [:], nil),
+                ("wrong-type", [ParkingHeader.parkedAt: .string("yesterday")], nil),
+            ]
+            for (id, headers, timestamp) in messages {
+                try await connection.publish(
+                    Array("{}".utf8), routingKey: topology.parked,
+                    properties: AMQPProperties(messageID: id, headers: headers, timestamp: timestamp))
+            }
+            let parked = ParkedMessages(connection: connection, topology: topology)
+            #expect(try await parked.dropExpired(maximumAge: .seconds(14 * Self.day)) == 2)
+            let rest = try await parked.list(ParkedMessageFilter(), limit: 100)
+            #expect(Set(rest.taken.compactMap(\.messageID)) == ["not-yet", "undated", "wrong-type"])
+            #expect(rest.scanned == 3)
+            // Nothing more is due; a second pass drops none.
+            #expect(try await parked.dropExpired(maximumAge: .seconds(14 * Self.day)) == 0)
+        }
+    }
+
+    @Test func replayPublishesToHeraldsQueuesWithoutParkingHeadersAndRefusesOthers() async throws {
+        try await withParked { connection, topology in
+            let parking = Parking(publisher: connection, topology: topology)
+            try await parking.park(
+                Array(#"{"id":"j-1","app":"a"}"#.utf8), properties: AMQPProperties(messageID: "j-1", priority: 2),
+                reason: "unknown_app: app a is not in the apps file", attempts: 3, origin: topology.jobs)
+            try await parking.park(
+                Array("x".utf8), properties: AMQPProperties(messageID: "foreign"),
+                reason: "unknown_app: elsewhere", attempts: 1, origin: "amq.other")
+            try await parking.park(
+                Array("y".utf8), properties: AMQPProperties(messageID: "other-reason"),
+                reason: "malformed: not a job", attempts: 1, origin: topology.jobs)
+
+            let parked = ParkedMessages(connection: connection, topology: topology)
+            let pass = try await parked.replay(ParkedMessageFilter(reason: "unknown_app"), limit: 10)
+            #expect(pass.taken.map(\.messageID) == ["j-1"])
+            #expect(pass.refused.map(\.messageID) == ["foreign"])
+
+            let consumer = try await connection.consume(queue: topology.jobs, prefetch: 1)
+            var iterator = consumer.makeAsyncIterator()
+            let replayed = try #require(try await iterator.next())
+            #expect(replayed.body == Array(#"{"id":"j-1","app":"a"}"#.utf8))
+            #expect(replayed.properties.messageID == "j-1")
+            #expect(replayed.properties.priority == 2)
+            #expect(replayed.properties.headers.keys.allSatisfy { !$0.hasPrefix("x-herald-") })
+            try await consumer.ack(replayed)
+            try await consumer.cancel()
+
+            // The foreign one and the other reason stay parked.
+            let rest = try await parked.list(ParkedMessageFilter(), limit: 10)
+            #expect(Set(rest.taken.compactMap(\.messageID)) == ["foreign", "other-reason"])
+            #expect(try await parked.purge(ParkedMessageFilter(reason: "malformed"), limit: 10).taken.count == 1)
+            #expect(try await parked.list(ParkedMessageFilter(), limit: 10).taken.map(\.messageID) == ["foreign"])
+        }
+    }
+
+    private func withParked(_ body: (AMQPConnection, Topology) async throws -> Void) async throws {
+        let topology = Topology(prefix: TestServices.uniqueName("herald-test-parked"))
+        let connection = try await AMQPConnection.connect(
+            AMQPConfiguration(url: TestServices.amqpURL), logger: Self.logger)
+        try await topology.declare(on: connection)
+        do {
+            try await body(connection, topology)
+        } catch {
+            try? await topology.delete(on: connection)
+            await connection.close()
+            throw error
+        }
+        try await topology.delete(on: connection)
+        await connection.close()
+    }
+}
