@@ -28,22 +28,20 @@ struct ChannelOptions: ParsableArguments {
     @Option(help: "The app (its id in the apps file).")
     var app: String
 
-    @Option(help: "The apps file (env HERALD_APPS_FILE).")
-    var appsFile: String?
+    @OptionGroup var appsFile: AppsFileOptions
 
     /// Runs `body` with the app's registry: a channel client built from the apps file and a store.
     func withRegistry<T: Sendable>(_ body: (ChannelRegistry) async throws -> T) async throws -> T {
         let logger = services.makeLogger(label: "herald.channels")
-        let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
-        let path = try Environment.value(appsFile, "HERALD_APPS_FILE", what: "--apps-file")
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ValidationError("cannot read the apps file at \(path)")
+        let settings = try services.resolve(
+            [.databaseURL, .appsFile], required: [.databaseURL, .appsFile], with: [appsFile])
+        let database = try DatabaseConfiguration(url: settings.requiredText(.databaseURL))
+        guard let (apps, directory) = try AppsFile.read(settings) else { preconditionFailure("apps.file is required") }
+        guard let app = apps.app(self.app) else {
+            throw ValidationError("app \(self.app) is not in \(settings.requiredText(.appsFile))")
         }
-        let apps = try AppsFile.parse(data)
-        guard let app = apps.app(self.app) else { throw ValidationError("app \(self.app) is not in \(path)") }
-        let directory = (path as NSString).deletingLastPathComponent
         let client = try APNSChannelsClient(
-            app: app, directory: directory.isEmpty ? "." : directory,
+            app: app, directory: directory,
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
         do {
             let result = try await withStore(database, logger: logger) { store in

@@ -13,14 +13,14 @@ struct MigrateCommand: AsyncParsableCommand {
 
     @OptionGroup var services: ServiceOptions
 
-    @Option(help: "The directory of NNN_name.sql migrations (env HERALD_SCHEMAS_DIR).")
-    var schemas: String?
+    @OptionGroup var migration: MigrationOptions
 
     func run() async throws {
-        let logger = services.makeLogger(label: "herald.migrate")
-        let directory = schemas ?? Environment.get("HERALD_SCHEMAS_DIR") ?? "schemas"
-        let migrations = try Migration.load(from: directory)
-        let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
+        let settings = try services.resolve(
+            [.databaseURL, .schemasDirectory], required: [.databaseURL], with: [migration])
+        let logger = ServiceOptions.makeLogger(label: "herald.migrate", configuration: settings)
+        let migrations = try Migration.load(from: settings.requiredText(.schemasDirectory))
+        let database = try DatabaseConfiguration(url: settings.requiredText(.databaseURL))
         let applied = try await withStore(database, logger: logger) { store in
             try await store.migrate(migrations)
         }

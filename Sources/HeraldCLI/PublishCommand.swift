@@ -65,8 +65,7 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(help: "A JSON-lines file of jobs ('-' for standard input).")
     var file: String?
 
-    @Option(help: "Queue name prefix.")
-    var queuePrefix: String = Topology.defaultPrefix
+    @OptionGroup var queues: QueueOptions
 
     @Option(help: "Publishes awaiting their confirm at once (with --file).")
     var concurrency: Int = 64
@@ -92,7 +91,7 @@ struct PublishCommand: AsyncParsableCommand {
         let producer = Producer(
             configuration: ProducerConfiguration(
                 amqp: try AMQPConfiguration(url: services.resolvedAMQPURL()),
-                queue: Topology(prefix: queuePrefix).jobs
+                queue: Topology(try services.resolve(QueueOptions.keys, with: [queues])).jobs
             ),
             logger: logger
         )

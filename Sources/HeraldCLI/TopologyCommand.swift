@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldCommandLine
 import HeraldMessaging
 
 /// `herald topology …`: the queues Herald declares, for operators.
@@ -17,16 +18,14 @@ struct TopologyExportCommand: ParsableCommand {
         abstract: "Print the queues (with their arguments, vhost /) as a RabbitMQ definitions JSON file."
     )
 
-    @Option(help: "Queue name prefix.")
-    var prefix: String = Topology.defaultPrefix
+    @OptionGroup var queues: QueueOptions
 
-    @Option(help: "Queue type of the queues: classic or quorum.")
-    var queueType: String = "classic"
+    @Option(help: "The same as --queue-prefix (kept for scripts that use it).")
+    var prefix: String?
 
     func run() throws {
-        guard let type = Topology.QueueType(rawValue: queueType) else {
-            throw ValidationError("--queue-type must be classic or quorum")
-        }
-        print(Topology(prefix: prefix, queueType: type).definitionsJSON(), terminator: "")
+        var resolver = ServiceOptions.resolver(with: [queues])
+        if let prefix, resolver.flags[.queuePrefix] == nil { resolver.flags[.queuePrefix] = prefix }
+        print(Topology(try resolver.resolve(QueueOptions.keys)).definitionsJSON(), terminator: "")
     }
 }

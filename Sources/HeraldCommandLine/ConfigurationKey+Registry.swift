@@ -90,7 +90,8 @@ extension ConfigurationKey {
         "How long one APNs request may take before it fails as a timeout (and is retried).")
     package static let metricsHost = ConfigurationKey(
         "metrics.host", environment: "HERALD_METRICS_HOST", flag: "metrics-host", kind: .text,
-        default: .text("0.0.0.0"), "The address the worker serves /metrics, /health/live and /health/ready on.")
+        default: .text("127.0.0.1"),
+        "The address the worker serves /metrics, /health/live and /health/ready on (0.0.0.0 in a container).")
     package static let metricsPort = ConfigurationKey(
         "metrics.port", environment: "HERALD_METRICS_PORT", flag: "metrics-port", kind: .integer(0...65_535),
         default: .integer(9464), "The port of /metrics and the health checks; 0 serves none.")

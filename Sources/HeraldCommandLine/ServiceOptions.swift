@@ -43,8 +43,17 @@ package struct ServiceOptions: ConfigurationOptions {
     package func resolver(
         with groups: [any ConfigurationOptions] = [], environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> ConfigurationResolver {
+        Self.resolver(with: [self] + groups, config: config, environment: environment)
+    }
+
+    /// The resolver over `groups`' flags, the environment and the configuration file (`config`, else
+    /// `HERALD_CONFIG_FILE`), for a command without the service options.
+    package static func resolver(
+        with groups: [any ConfigurationOptions], config: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> ConfigurationResolver {
         var flags: [ConfigurationKey: String] = [:]
-        for group in [self] + groups {
+        for group in groups {
             for (key, text) in group.givenFlags { if let text { flags[key] = text } }
         }
         var file: (String, String)? = nil

@@ -173,7 +173,9 @@ struct PlannerService: Service {
                 configuration: configuration, store: shared.store, planner: planner, deliverer: deliverer,
                 parking: Parking(publisher: publisher, topology: configuration.topology), metrics: shared.metrics,
                 logger: shared.logger,
-                smallJobs: SmallJobQueue(maximumRunners: 4, maximumGroup: max(1, Int(configuration.prefetch) / 4)),
+                smallJobs: SmallJobQueue(
+                    maximumRunners: 4,
+                    maximumGroup: configuration.smallJobGroupSize ?? max(1, Int(configuration.prefetch) / 4)),
                 claims: shared.claims, liveActivities: liveActivities
             )
             shared.state.started()

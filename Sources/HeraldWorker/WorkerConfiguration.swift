@@ -14,6 +14,8 @@ public struct WorkerConfiguration: Sendable {
     public var apps: AppsFile
     /// The directory relative key, certificate and CA paths in the apps file are resolved against.
     public var appsDirectory: String
+    /// The apps file's path, read again on SIGHUP (`AppsReloader`); nil: the apps are not reloaded.
+    public var appsFile: String? = nil
     /// Queue names.
     public var topology: Topology = .init()
     /// Job messages one worker plans at once (AMQP prefetch on the jobs queue). Small jobs are delivered by the
@@ -23,6 +25,9 @@ public struct WorkerConfiguration: Sendable {
     public var prefetch: UInt16 = 1024
     /// Batches one worker delivers at once (AMQP prefetch on the batches queue).
     public var batchPrefetch: UInt16 = 4
+    /// Small jobs delivered together in one group (one transaction, one write per job); nil takes a quarter of
+    /// `prefetch`.
+    public var smallJobGroupSize: Int? = nil
     /// Devices per batch: the unit that workers share, that is retried, and that a crash can duplicate.
     public var batchSize: Int = 1000
     /// Deliveries of one batch in all (the first, then one per retry queue) before its devices are parked.

@@ -353,19 +353,23 @@ import Yams
 
     /// The default port of `herald worker`'s metrics and health server, from `WorkerCommand`.
     static func workerMetricsPort() throws -> Int {
-        try defaultPort(in: "Sources/HeraldCLI/WorkerCommand.swift", variable: "HERALD_METRICS_PORT")
+        try defaultPort(variable: "HERALD_METRICS_PORT")
     }
 
     /// The default port of `herald api`, from `ApiCommand`.
     static func apiPort() throws -> Int {
-        try defaultPort(in: "Sources/HeraldCLI/ApiCommand.swift", variable: "HERALD_API_PORT")
+        try defaultPort(variable: "HERALD_API_PORT")
     }
 
-    /// The number after `?? ` on the line that reads `variable`.
-    static func defaultPort(in file: String, variable: String) throws -> Int {
-        let line = try #require(try read(file).split(separator: "\n").first { $0.contains("\"\(variable)\"") })
-        let port = line.components(separatedBy: "?? ").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-        return try #require(port, "no default port for \(variable) in \(file)")
+    /// The default of the configuration key whose variable is `variable`, from the registry of keys.
+    static func defaultPort(variable: String) throws -> Int {
+        let file = "Sources/HeraldCommandLine/ConfigurationKey+Registry.swift"
+        let text = try read(file)
+        let start = try #require(text.range(of: "environment: \"\(variable)\""), "no key for \(variable) in \(file)")
+        let rest = text[start.upperBound...]
+        let value = try #require(rest.range(of: #"default: \.integer\(([0-9_]+)\)"#, options: .regularExpression))
+        let digits = rest[value].filter(\.isNumber)
+        return try #require(Int(digits), "no default port for \(variable) in \(file)")
     }
 
     /// The health paths `OperationsRoutes` serves.
@@ -393,8 +397,22 @@ import Yams
 
     /// The subcommand name → the long flags it accepts, read from the `ParsableCommand`s of the executable's modules.
     static func commandFlags() throws -> [String: Set<String>] {
-        let serviceFlags = try optionFlags(
-            in: read("Sources/HeraldCommandLine/ServiceOptions.swift"), type: "ServiceOptions")
+        let everything = try executableModules.map { try sources(under: "Sources/" + $0) }.joined(separator: "\n")
+        let group = try NSRegularExpression(pattern: #"@OptionGroup var [A-Za-z]+: ([A-Za-z]+)"#)
+        var seen: Set<String> = []
+        /// The flags of an `@OptionGroup`'s type, and of the groups it holds in turn.
+        func groupFlags(_ type: String) throws -> Set<String> {
+            guard seen.insert(type).inserted else { return [] }
+            defer { seen.remove(type) }
+            guard let start = everything.range(of: "struct \(type): ") else { return [] }
+            var body = String(everything[start.lowerBound...])
+            if let end = body.range(of: "\n}\n") { body = String(body[..<end.upperBound]) }
+            var flags = try optionFlags(in: body, type: nil)
+            for match in group.matches(in: body, range: NSRange(body.startIndex..., in: body)) {
+                flags.formUnion(try groupFlags(String(body[Range(match.range(at: 1), in: body)!])))
+            }
+            return flags
+        }
         var commands: [String: Set<String>] = [:]
         for module in executableModules {
             let text = try sources(under: "Sources/" + module).replacingOccurrences(
@@ -406,7 +424,10 @@ import Yams
                 }
                 let name = String(block[Range(match.range(at: 1), in: block)!])
                 var flags = try optionFlags(in: "struct " + block, type: nil)
-                if block.contains("@OptionGroup var services: ServiceOptions") { flags.formUnion(serviceFlags) }
+                let body = block.components(separatedBy: "\n}\n").first ?? block
+                for match in group.matches(in: body, range: NSRange(body.startIndex..., in: body)) {
+                    flags.formUnion(try groupFlags(String(body[Range(match.range(at: 1), in: body)!])))
+                }
                 commands[name] = flags.union(["--help"])
             }
         }

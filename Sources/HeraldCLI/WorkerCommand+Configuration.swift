@@ -1,0 +1,49 @@
+import HeraldCommandLine
+import HeraldCore
+import HeraldMessaging
+import HeraldStore
+import HeraldWorker
+import RabbitMQ
+
+extension WorkerCommand {
+    /// Every key `herald worker` reads.
+    static let keys: [ConfigurationKey] =
+        [.amqpURL, .databaseURL, .logLevel] + QueueOptions.keys + [.appsFile] + WorkerOptions.keys
+
+    /// The keys without which the worker cannot start.
+    static let requiredKeys: Set<ConfigurationKey> = [.amqpURL, .databaseURL, .appsFile]
+
+    /// The worker's configuration from the resolved keys and the apps file they name.
+    static func configuration(_ settings: ResolvedConfiguration) throws -> WorkerConfiguration {
+        guard let (apps, directory) = try AppsFile.read(settings) else {
+            preconditionFailure("apps.file is required")
+        }
+        var configuration = WorkerConfiguration(
+            amqp: try AMQPConfiguration(url: settings.requiredText(.amqpURL)),
+            database: try DatabaseConfiguration(url: settings.requiredText(.databaseURL)),
+            apps: apps,
+            appsDirectory: directory
+        )
+        configuration.appsFile = settings.text(.appsFile)
+        configuration.topology = Topology(settings)
+        configuration.prefetch = UInt16(settings.integer(.prefetch))
+        configuration.batchPrefetch = UInt16(settings.integer(.batchPrefetch))
+        configuration.batchSize = settings.integer(.batchSize)
+        let planAhead = settings.integer(.planAhead)
+        configuration.planAhead = planAhead == 0 ? nil : planAhead
+        let group = settings.integer(.smallJobGroup)
+        configuration.smallJobGroupSize = group == 0 ? nil : group
+        configuration.maximumMessageBytes = settings.integer(.maxMessageBytes)
+        configuration.maximumDeliveries = settings.integer(.maxDeliveries)
+        configuration.maximumBatchAttempts = settings.integer(.batchAttempts)
+        configuration.pruneBreakerShare = settings.fraction(.pruneBreakerShare)
+        configuration.pruneBreakerMinimum = settings.integer(.pruneBreakerMinimum)
+        configuration.connectionsPerApp = settings.integer(.connections)
+        configuration.sendConcurrency = settings.integer(.sendConcurrency)
+        configuration.requestTimeout = settings.duration(.requestTimeout)
+        configuration.operationsHost = settings.requiredText(.metricsHost)
+        let port = settings.integer(.metricsPort)
+        configuration.operationsPort = port == 0 ? nil : port
+        return configuration
+    }
+}
