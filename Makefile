@@ -13,7 +13,7 @@ STATE_DIR  := .state
 SERVICES_ENV := $(STATE_DIR)/services.env
 FORMAT_PATHS := Sources Tests Package.swift
 SHELL_SCRIPTS := deploy/dev/services.sh deploy/dev/demo.sh deploy/dev/cluster.sh deploy/dev/cluster-test.sh deploy/dev/test-pairs.sh \
-	deploy/compose/sim-credentials.sh .ci/run
+	deploy/compose/sim-credentials.sh deploy/compose/secrets.sh .ci/run
 BENCH_SRC  := bench/amqp-baseline.c
 BENCH_BIN  := bench/amqp-baseline
 

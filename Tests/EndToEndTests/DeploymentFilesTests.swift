@@ -51,7 +51,7 @@ import Yams
     @Test func composeRunsBrokerDatabaseMigrationApiAndWorkersAsTheCodeExpects() throws {
         let compose = try Self.yamlMap("deploy/compose.yaml")
         let services = Self.map(compose["services"])
-        #expect(Set(services.keys) == ["rabbitmq", "postgres", "migrate", "api", "worker", "apns-sim"])
+        #expect(Set(services.keys) == ["rabbitmq", "postgres", "migrate", "api", "worker", "proxy", "apns-sim"])
 
         // The broker: management image, Herald's definitions file loaded at boot.
         let rabbitmq = Self.map(services["rabbitmq"])
@@ -60,14 +60,18 @@ import Yams
         #expect(mounts.contains { $0.hasPrefix("./rabbitmq/definitions.json:/etc/rabbitmq/definitions.d/") })
         let rabbitConf = try Self.read("deploy/compose/rabbitmq.conf")
         #expect(rabbitConf.contains("load_definitions = /etc/rabbitmq/definitions.d"))
+        // Committed files exist; the private ones (passwords, hashes, keys) are what deploy/compose/secrets.sh writes.
+        let secretsScript = try Self.read("deploy/compose/secrets.sh")
         for mount in mounts where mount.hasPrefix("./") {
             let source = String(mount.dropFirst(2).prefix { $0 != ":" })
-            #expect(FileManager.default.fileExists(atPath: Self.root + "/deploy/" + source), "missing \(source)")
+            if source.hasPrefix(Self.composePrivate) {
+                #expect(secretsScript.contains(source.dropFirst(Self.composePrivate.count)), "\(source) is not made")
+            } else {
+                #expect(FileManager.default.fileExists(atPath: Self.root + "/deploy/" + source), "missing \(source)")
+            }
         }
-        let users = try JSONSerialization.jsonObject(
-            with: Data(try Self.read("deploy/compose/rabbitmq-users.json").utf8))
-        let userNames = (Self.map(users)["users"] as? [Any] ?? []).compactMap { Self.map($0)["name"] as? String }
-        #expect(userNames == ["herald"])
+        let userNames = try Self.composeBrokerUsers().map { $0["name"] as? String ?? "" }
+        #expect(userNames == ["herald-worker", "herald-api", "herald-admin"])
 
         let image = "herald:latest"
         for name in ["migrate", "api", "worker", "apns-sim"] {
@@ -250,9 +254,272 @@ import Yams
         }
         let worker = try Self.unit("deploy/systemd/herald-worker@.service")
         #expect(worker["ExecStart"]?.contains("--metrics-port %i") == true)
-        let environment = try Self.read("deploy/systemd/herald.env.example").split(separator: "\n")
-            .filter { !$0.hasPrefix("#") && $0.contains("=") }.map { String($0.prefix { $0 != "=" }) }
-        try Self.expectKnownEnvironment(environment, in: "herald.env.example")
+        for example in ["herald.env.example", "worker.env.example", "api.env.example"] {
+            let environment = try Self.envFile("deploy/systemd/" + example).keys
+            try Self.expectKnownEnvironment(environment, in: example)
+        }
+    }
+
+    // MARK: Safe defaults: least-privilege broker users, secrets out of the repository, TLS in front of the API
+
+    @Test func composeServicesLogInAsTheirOwnBrokerUsersWhoMayUseHeraldsNamesAndNothingElse() throws {
+        let users = try Self.composeBrokerUsers()
+        let services = Self.map(try Self.yamlMap("deploy/compose.yaml")["services"])
+        var serviceUsers: [String] = []
+        for name in ["worker", "api"] {
+            let url = Self.map(Self.map(services[name])["environment"])["HERALD_AMQP_URL"] as? String ?? ""
+            let login = try #require(Self.credentials(in: url).first, "compose \(name): no user in its AMQP URL")
+            serviceUsers.append(login.user)
+            let user = try #require(users.first { $0["name"] as? String == login.user }, "no broker user \(login.user)")
+            // No tag at all: not administrator, not management (no HTTP API, no UI).
+            #expect(Self.strings(user["tags"]).isEmpty, "compose \(name) logs in as \(login.user), which has tags")
+            // The URL's password is the variable the users file hashes for this user.
+            let variable = Self.reference(login.password)
+            #expect(variable != nil, "compose \(name): the AMQP password is not a variable")
+            #expect(
+                user["password_hash"] as? String == "@\(variable ?? "")@", "compose \(name): password of another user")
+        }
+        #expect(Set(serviceUsers).count == serviceUsers.count, "the worker and the API share a broker user")
+        for user in users {
+            #expect(!Self.strings(user["tags"]).contains("administrator"), "\(user["name"] ?? "") is an administrator")
+        }
+
+        let permissions = try #require(Self.map(try Self.composeBrokerDefinitions())["permissions"] as? [Any])
+        #expect(
+            Set(permissions.compactMap { Self.map($0)["user"] as? String })
+                == Set(users.compactMap { $0["name"] as? String }))
+        for permission in permissions.map(Self.map) {
+            try Self.expectConfinedToHerald(permission, of: permission["user"] as? String ?? "")
+        }
+    }
+
+    @Test func composePublishesOnlyTheTLSProxyBeyondLoopbackAndTheProxyIsTheAPIsOnlyWayIn() throws {
+        let services = Self.map(try Self.yamlMap("deploy/compose.yaml")["services"])
+        let apiPort = try Self.apiPort()
+        for (name, service) in services {
+            for published in Self.publishedPorts(Self.map(service)) where published.hostIP != "127.0.0.1" {
+                // Beyond this host, the proxy's TLS port and nothing else.
+                #expect(name == "proxy", "compose \(name) publishes \(published.container) on every interface")
+            }
+        }
+        let broker = Self.publishedPorts(Self.map(services["rabbitmq"]))
+        #expect(Set(broker.map(\.container)) == [5672, 15672])
+        #expect(broker.allSatisfy { $0.hostIP == "127.0.0.1" })
+        #expect(Self.publishedPorts(Self.map(services["postgres"])).isEmpty, "PostgreSQL is published")
+        let api = Self.map(services["api"])
+        #expect(Self.publishedPorts(api).isEmpty, "the API is published without TLS")
+        #expect(Self.strings(api["expose"]) == [String(apiPort)])
+
+        let proxy = Self.map(services["proxy"])
+        let proxyPorts = Self.publishedPorts(proxy)
+        #expect(proxyPorts.count == 1)
+        let mounts = Self.strings(proxy["volumes"])
+        let caddyfileMount = try #require(mounts.first { $0.hasSuffix(":/etc/caddy/Caddyfile:ro") })
+        let site = try Self.caddySite("deploy/" + caddyfileMount.dropFirst(2).prefix { $0 != ":" })
+        #expect(site.addresses.count == 1)
+        for address in site.addresses {
+            #expect(address.hasPrefix("https://") && address.hasSuffix(":\(proxyPorts.first?.container ?? 0)"))
+        }
+        // The certificate and key come from the mounted private directory, never from the image or the repository.
+        let tlsMount = try #require(mounts.first { $0.hasPrefix("./" + Self.composePrivate + "tls:") })
+        let tlsDirectory = tlsMount.split(separator: ":")[1]
+        #expect(site.certificateFiles.count == 2)
+        #expect(site.certificateFiles.allSatisfy { $0.hasPrefix(tlsDirectory + "/") })
+        #expect(!site.upstreams.isEmpty && site.upstreams.allSatisfy { $0 == "api:\(apiPort)" })
+        #expect(!site.paths.contains("/metrics") && !site.paths.contains("/*") && site.paths.contains("/v1/*"))
+    }
+
+    @Test func composeTakesEverySecretFromAnIgnoredEnvFileThatItsExampleListsAndItsScriptFills() throws {
+        let compose = try Self.read("deploy/compose.yaml")
+        let used = Set(Self.captures(#"\$\{([A-Za-z_][A-Za-z0-9_]*)"#, in: compose).map { $0[0] })
+        let example = try Self.envFile("deploy/compose/secrets.env.example")
+        #expect(!used.isEmpty)
+        // The broker users' passwords are hashed into the users file (`@NAME@` in its template), not given to compose.
+        let hashed = Set(
+            Self.captures(#"@([A-Z_]+)@"#, in: try Self.read("deploy/compose/rabbitmq-users.template.json")).map {
+                $0[0]
+            })
+        #expect(
+            used.union(hashed) == Set(example.keys),
+            "compose and the users file use \(used.union(hashed).sorted()), the example lists \(example.keys.sorted())")
+        let script = try Self.read("deploy/compose/secrets.sh")
+        for (name, value) in example {
+            #expect(script.contains("ensure \(name) "), "secrets.sh does not fill \(name)")
+            if name.contains("PASSWORD") { #expect(value == "CHANGE-ME", "\(name) has a value in the example") }
+        }
+        // Every password a service is given is a variable from that file.
+        for (name, service) in Self.map(try Self.yamlMap("deploy/compose.yaml")["services"]) {
+            for (key, value) in Self.map(Self.map(service)["environment"]) {
+                let text = "\(value)"
+                if key.contains("PASSWORD") { #expect(Self.reference(text) != nil, "compose \(name): \(key) literal") }
+                for login in Self.credentials(in: text) {
+                    #expect(Self.reference(login.password) != nil, "compose \(name): \(key) holds a password")
+                }
+            }
+        }
+        // The real file and everything secrets.sh writes are ignored by git; the example and template are not.
+        for path in ["secrets.env", "rabbitmq-users.json", "tls/cert.pem", "tls/key.pem"] {
+            #expect(script.contains(path.split(separator: "/").last!), "secrets.sh does not write \(path)")
+            #expect(try Self.gitIgnores("deploy/" + Self.composePrivate + path), "\(path) is not git-ignored")
+        }
+        for path in ["deploy/compose/secrets.env.example", "deploy/compose/rabbitmq-users.template.json"] {
+            #expect(try !Self.gitIgnores(path), "\(path) is git-ignored")
+        }
+    }
+
+    @Test func noDeployFileInTheRepositoryHoldsAPasswordOnlyReferencesAndPlaceholders() throws {
+        let files = try Self.git(
+            [
+                "ls-files", "--cached", "--others", "--exclude-standard", "--", "deploy/compose.yaml", "deploy/compose",
+                "deploy/k8s", "deploy/systemd", "deploy/rabbitmq",
+            ]
+        ).split(separator: "\n").map(String.init)
+        #expect(files.contains("deploy/compose.yaml") && files.contains("deploy/k8s/secret-example.yaml"))
+        for file in files where FileManager.default.fileExists(atPath: Self.root + "/" + file) {
+            let text = try Self.read(file)
+            for login in Self.credentials(in: text) {
+                #expect(Self.isPlaceholder(login.password), "\(file): a password for \(login.user) in a URL")
+            }
+            // `password: x`, `POSTGRES_PASSWORD=x`, `"password_hash": "x"`: only references and placeholders.
+            let assignments = Self.captures(
+                #"(?i)(?<![{\w])[a-z_]*passw(?:or)?d[a-z_]*["']?[ \t]*[:=][ \t]*["']?([^\s"',}]*)"#, in: text)
+            for value in assignments.map({ $0[0] }) {
+                #expect(Self.isPlaceholder(value), "\(file): a password literal (\(value.prefix(3))…)")
+            }
+        }
+        // The Kubernetes example Secrets are placeholders through and through.
+        for secret in try Self.yamlDocuments("deploy/k8s/secret-example.yaml") {
+            for (key, value) in Self.map(secret["stringData"]) {
+                #expect("\(value)".contains("CHANGE-ME"), "secret-example.yaml: \(key) has a value")
+            }
+        }
+    }
+
+    @Test func kubernetesKeepsCredentialsInSecretsRunsLockedDownAndServesTheAPIOnlyThroughATLSIngress() throws {
+        let resources = Self.strings(try Self.yamlMap("deploy/k8s/kustomization.yaml")["resources"])
+        var documents: [[String: Any]] = []
+        for resource in resources { documents += try Self.yamlDocuments("deploy/k8s/" + resource) }
+        #expect(!documents.contains { $0["kind"] as? String == "Secret" }, "a Secret is applied from the repository")
+        let examples = try Self.yamlDocuments("deploy/k8s/secret-example.yaml")
+        func example(_ name: String) -> [String: Any] {
+            Self.map(examples.first { Self.map($0["metadata"])["name"] as? String == name }?["stringData"])
+        }
+
+        var amqpKeys: [String: String] = [:]
+        for document in documents where ["Deployment", "Job"].contains(document["kind"] as? String ?? "") {
+            let name = Self.map(document["metadata"])["name"] as? String ?? ""
+            let podSpec = Self.map(Self.map(Self.map(document["spec"])["template"])["spec"])
+            #expect(podSpec["automountServiceAccountToken"] as? Bool == false, "\(name) mounts an API token")
+            let podSecurity = Self.map(podSpec["securityContext"])
+            #expect(podSecurity["runAsNonRoot"] as? Bool == true && (podSecurity["runAsUser"] as? Int ?? 0) > 0)
+            #expect(Self.map(podSecurity["seccompProfile"])["type"] as? String == "RuntimeDefault", "\(name) seccomp")
+            let volumes = (podSpec["volumes"] as? [Any] ?? []).map(Self.map)
+            for container in (podSpec["containers"] as? [Any] ?? []).map(Self.map) {
+                let security = Self.map(container["securityContext"])
+                #expect(security["readOnlyRootFilesystem"] as? Bool == true, "\(name): writable root file system")
+                #expect(security["allowPrivilegeEscalation"] as? Bool == false, "\(name): privilege escalation")
+                #expect(Self.strings(Self.map(security["capabilities"])["drop"]) == ["ALL"], "\(name) capabilities")
+                for entry in (container["env"] as? [Any] ?? []).map(Self.map) {
+                    let variable = entry["name"] as? String ?? ""
+                    let reference = Self.map(Self.map(entry["valueFrom"])["secretKeyRef"])
+                    if variable.hasSuffix("_URL") || variable.contains("PASSWORD") {
+                        #expect(entry["value"] == nil && reference["key"] != nil, "\(name): \(variable) inline")
+                    }
+                    if variable == "HERALD_AMQP_URL" { amqpKeys[name] = reference["key"] as? String }
+                    guard variable == "HERALD_DATABASE_URL", let key = reference["key"] as? String else { continue }
+                    // PostgreSQL over TLS, checked against a CA file that a mounted Secret provides.
+                    let url = try #require(
+                        URLComponents(string: "\(example(reference["name"] as? String ?? "")[key] ?? "")"))
+                    let query = Dictionary(
+                        (url.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+                    #expect(query["sslmode"] == "verify-full", "\(name): the database URL is not verify-full")
+                    let rootCertificate = query["sslrootcert"] ?? ""
+                    let directory = (rootCertificate as NSString).deletingLastPathComponent
+                    let mount = (container["volumeMounts"] as? [Any] ?? []).map(Self.map).first {
+                        $0["mountPath"] as? String == directory
+                    }
+                    let volume = volumes.first { $0["name"] as? String == mount?["name"] as? String }
+                    let secret = Self.map(volume?["secret"])["secretName"] as? String ?? ""
+                    #expect(
+                        example(secret)[(rootCertificate as NSString).lastPathComponent] != nil,
+                        "\(name): sslrootcert \(rootCertificate) is not in a mounted Secret")
+                }
+            }
+        }
+        #expect(amqpKeys["herald-worker"] != nil && amqpKeys["herald-api"] != nil)
+        #expect(amqpKeys["herald-worker"] != amqpKeys["herald-api"], "the worker and the API share a broker user")
+        let workerLogin = Self.credentials(in: "\(example("herald-urls")[amqpKeys["herald-worker"] ?? ""] ?? "")")
+        let apiLogin = Self.credentials(in: "\(example("herald-urls")[amqpKeys["herald-api"] ?? ""] ?? "")")
+        #expect(workerLogin.first?.user != nil && workerLogin.first?.user != apiLogin.first?.user)
+
+        // Nothing is exposed outside the cluster but through the Ingress, and that only over TLS.
+        let services = documents.filter { $0["kind"] as? String == "Service" }
+        for service in services {
+            let type = Self.map(service["spec"])["type"] as? String ?? "ClusterIP"
+            #expect(type == "ClusterIP", "Service \(Self.map(service["metadata"])["name"] ?? "") is \(type)")
+        }
+        let apiService = try #require(services.first { Self.map($0["metadata"])["name"] as? String == "herald-api" })
+        let apiPortName = Self.map((Self.map(apiService["spec"])["ports"] as? [Any])?.first)["name"] as? String
+        let ingress = try #require(documents.first { $0["kind"] as? String == "Ingress" }, "no Ingress")
+        let spec = Self.map(ingress["spec"])
+        let tls = (spec["tls"] as? [Any] ?? []).map(Self.map)
+        #expect(!tls.isEmpty && tls.allSatisfy { ($0["secretName"] as? String)?.isEmpty == false })
+        let tlsHosts = Set(tls.flatMap { Self.strings($0["hosts"]) })
+        let rules = (spec["rules"] as? [Any] ?? []).map(Self.map)
+        #expect(!rules.isEmpty)
+        for rule in rules {
+            #expect(tlsHosts.contains(rule["host"] as? String ?? ""), "Ingress host without TLS")
+            for path in (Self.map(rule["http"])["paths"] as? [Any] ?? []).map(Self.map) {
+                #expect(
+                    ["/v1", "/health"].contains(path["path"] as? String ?? ""), "Ingress routes \(path["path"] ?? "")")
+                let backend = Self.map(Self.map(path["backend"])["service"])
+                #expect(backend["name"] as? String == "herald-api")
+                #expect(Self.map(backend["port"])["name"] as? String == apiPortName)
+            }
+        }
+    }
+
+    @Test func systemdUnitsRunSandboxedAsHeraldWithPrivateEnvironmentFilesAndTheAPIOnLoopbackBehindTLS() throws {
+        var environmentFiles: [String: [String]] = [:]
+        for file in ["herald-worker@.service", "herald-api.service", "herald-migrate.service"] {
+            let unit = try Self.unitValues("deploy/systemd/" + file)
+            let user = unit["User"]?.last ?? ""
+            #expect(!user.isEmpty && user != "root" && user != "0", "\(file) runs as root")
+            for (option, value) in Self.systemdHardening {
+                #expect(unit[option]?.last == value, "\(file): \(option)=\(value) missing")
+            }
+            let files = unit["EnvironmentFile"] ?? []
+            environmentFiles[file] = files
+            for path in files {
+                #expect(path.hasPrefix("/etc/herald/"), "\(file): \(path)")
+                // Each file has an example that says who may read it.
+                let example = try Self.read("deploy/systemd/" + (path as NSString).lastPathComponent + ".example")
+                #expect(example.hasPrefix("# \(path) (mode 0640, owner root:herald)"), "\(path): no mode")
+            }
+        }
+        #expect(environmentFiles["herald-worker@.service"] == ["/etc/herald/herald.env", "/etc/herald/worker.env"])
+        #expect(environmentFiles["herald-api.service"] == ["/etc/herald/herald.env", "/etc/herald/api.env"])
+        #expect(environmentFiles["herald-migrate.service"] == ["/etc/herald/herald.env"])
+
+        let common = try Self.envFile("deploy/systemd/herald.env.example")
+        #expect(common["HERALD_AMQP_URL"] == nil, "a broker URL shared by every service")
+        let logins = try ["worker", "api"].map {
+            try Self.credentials(in: Self.envFile("deploy/systemd/\($0).env.example")["HERALD_AMQP_URL"] ?? "")
+        }
+        #expect(logins.allSatisfy { $0.count == 1 } && logins[0].first?.user != logins[1].first?.user)
+
+        let database = try #require(URLComponents(string: common["HERALD_DATABASE_URL"] ?? ""))
+        let query = Dictionary((database.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        #expect(query["sslmode"] == "verify-full" && query["sslrootcert"]?.hasPrefix("/etc/herald/") == true)
+
+        let apiPort = try Self.apiPort()
+        #expect(common["HERALD_API_HOST"] == "127.0.0.1", "the API listens beyond loopback")
+        #expect(common["HERALD_API_PORT"] == String(apiPort))
+        let site = try Self.caddySite("deploy/systemd/Caddyfile")
+        #expect(!site.addresses.isEmpty && site.addresses.allSatisfy { $0.hasPrefix("https://") })
+        #expect(site.certificateFiles.count == 2)
+        #expect(!site.upstreams.isEmpty && site.upstreams.allSatisfy { $0 == "127.0.0.1:\(apiPort)" })
+        #expect(!site.paths.contains("/metrics") && site.paths.contains("/v1/*"))
     }
 
     // MARK: RabbitMQ, Prometheus, Grafana
@@ -586,5 +853,171 @@ import Yams
             if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
         }
         return values
+    }
+
+    // MARK: Safe-default helpers
+
+    /// The compose stack's private directory under `deploy/` (git-ignored; `deploy/compose/secrets.sh` fills it).
+    static let composePrivate = "compose/private/"
+
+    /// The unit options every Herald service runs with: no privilege, a read-only system, nothing of the host's.
+    static let systemdHardening: [(option: String, value: String)] = [
+        ("NoNewPrivileges", "yes"), ("CapabilityBoundingSet", ""), ("ProtectSystem", "strict"), ("ProtectHome", "yes"),
+        ("PrivateTmp", "yes"), ("PrivateDevices", "yes"), ("ProtectKernelTunables", "yes"),
+        ("ProtectKernelModules", "yes"), ("ProtectControlGroups", "yes"), ("RestrictNamespaces", "yes"),
+        ("RestrictSUIDSGID", "yes"), ("LockPersonality", "yes"), ("UMask", "0077"),
+    ]
+
+    /// The broker definitions compose loads, before `secrets.sh` puts the password hashes in.
+    static func composeBrokerDefinitions() throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(try read("deploy/compose/rabbitmq-users.template.json").utf8))
+    }
+
+    static func composeBrokerUsers() throws -> [[String: Any]] {
+        (map(try composeBrokerDefinitions())["users"] as? [Any] ?? []).map(map)
+    }
+
+    /// Every `scheme://user:password@` in `text`; a `${…}` password is taken whole.
+    static func credentials(in text: String) -> [(user: String, password: String)] {
+        captures(#"[a-z][a-z0-9+.-]*://([^/@\s:'"{]+):(\$\{[^}]*\}|[^@\s'"]+)@"#, in: text).map { ($0[0], $0[1]) }
+    }
+
+    /// The variable a compose `${NAME}`, `${NAME:?message}` or `${NAME:-default}` names; nil for anything else.
+    static func reference(_ text: String) -> String? {
+        captures(#"^\$\{([A-Za-z_][A-Za-z0-9_]*)(?:[:?-][^}]*)?\}$"#, in: text).first?.first
+    }
+
+    /// What may stand where a password would: a reference (`${…}`, `$(…)`), a template's `@NAME@`, a placeholder.
+    static func isPlaceholder(_ value: String) -> Bool {
+        value.isEmpty || value.hasPrefix("$") || value == "CHANGE-ME" || value.hasPrefix("…")
+            || value.range(of: "^@[A-Z_]+@$", options: .regularExpression) != nil
+    }
+
+    /// A RabbitMQ permission (configure, write and read regexes) reaches Herald's queues and exchange, and the
+    /// default exchange for writes (named `amq.default` in permission checks: Herald publishes and dead-letters
+    /// through it), and no other name. RabbitMQ searches a name for the regex, as `firstMatch` does.
+    static func expectConfinedToHerald(
+        _ permission: [String: Any], of user: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let topology = Topology(queueType: .quorum)
+        let herald = topology.queues.map(\.name) + [topology.events]
+        let foreign = [
+            "amq.gen-JzTY20BRgKO-HjmUJj0wLg", "amq.rabbitmq.trace", "amq.topic", "other.jobs", "xherald.jobs",
+            "tenant.herald.jobs", Topology.defaultPrefix,
+        ]
+        for (kind, alsoAllowed) in [("configure", [String]()), ("write", ["amq.default"]), ("read", [])] {
+            let pattern = try #require(
+                permission[kind] as? String, "\(user): no \(kind)", sourceLocation: sourceLocation)
+            #expect(
+                pattern.hasPrefix("^"), "\(user): \(kind) \(pattern) is not anchored", sourceLocation: sourceLocation)
+            let regex = try NSRegularExpression(pattern: pattern)
+            func matches(_ name: String) -> Bool {
+                regex.firstMatch(in: name, range: NSRange(name.startIndex..., in: name)) != nil
+            }
+            for name in herald + alsoAllowed {
+                #expect(matches(name), "\(user) may not \(kind) \(name)", sourceLocation: sourceLocation)
+            }
+            for name in foreign + (alsoAllowed.isEmpty ? ["amq.default"] : []) {
+                #expect(!matches(name), "\(user) may \(kind) \(name)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    /// A compose service's `ports`, short (`[IP:]HOST:CONTAINER[/proto]`) or long syntax.
+    static func publishedPorts(_ service: [String: Any]) -> [(hostIP: String?, container: Int)] {
+        (service["ports"] as? [Any] ?? []).map { entry in
+            let fields = map(entry)
+            if !fields.isEmpty {
+                return (fields["host_ip"] as? String, fields["target"] as? Int ?? Int("\(fields["target"] ?? "")") ?? 0)
+            }
+            // A variable may hold a colon (`${PORT:-8443}`): it is one part whatever it holds.
+            let text = "\(entry)".replacingOccurrences(
+                of: #"\$\{[^}]*\}"#, with: "VARIABLE", options: .regularExpression)
+            let parts = text.split(separator: ":").map(String.init)
+            let container = Int(parts.last?.split(separator: "/").first ?? "") ?? 0
+            return (parts.count == 3 ? parts[0] : nil, container)
+        }
+    }
+
+    /// What a Caddyfile serves: its site addresses, the certificate and key files of `tls`, the `reverse_proxy`
+    /// upstreams and the paths of `handle` blocks.
+    static func caddySite(_ path: String) throws -> (
+        addresses: [String], certificateFiles: [String], upstreams: [String], paths: [String]
+    ) {
+        var site: (addresses: [String], certificateFiles: [String], upstreams: [String], paths: [String]) = (
+            [], [], [], []
+        )
+        for rawLine in try read(path).split(separator: "\n") {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let words = line.split(separator: " ").map(String.init)
+            guard let first = words.first, !first.hasPrefix("#") else { continue }
+            if line.hasSuffix("{")
+                && (first.hasPrefix("https://") || first.hasPrefix("http://") || first.hasPrefix(":"))
+            {
+                site.addresses.append(first)
+            } else if first == "tls" {
+                site.certificateFiles += words.dropFirst().filter { $0 != "{" }
+            } else if first == "reverse_proxy", words.count > 1 {
+                site.upstreams.append(words[1])
+            } else if first == "handle", words.count > 1, words[1] != "{" {
+                site.paths.append(words[1])
+            }
+        }
+        return site
+    }
+
+    /// The capture groups of every match of `pattern` in `text`.
+    static func captures(_ pattern: String, in text: String) -> [[String]] {
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+        return regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { match in
+            (1..<match.numberOfRanges).map { Range(match.range(at: $0), in: text).map { String(text[$0]) } ?? "" }
+        }
+    }
+
+    /// `NAME=value` lines of an env file (comments skipped).
+    static func envFile(_ path: String) throws -> [String: String] {
+        var values: [String: String] = [:]
+        for line in try read(path).split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
+        }
+        return values
+    }
+
+    /// A systemd unit's `Key=Value` lines, every value of a key in order (empty values kept: `CapabilityBoundingSet=`).
+    static func unitValues(_ path: String) throws -> [String: [String]] {
+        var values: [String: [String]] = [:]
+        for line in try read(path).split(separator: "\n") where !line.hasPrefix("#") && !line.hasPrefix("[") {
+            let parts = line.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.count == 2 { values[String(parts[0]), default: []].append(String(parts[1])) }
+        }
+        return values
+    }
+
+    /// Whether git ignores `path` (relative to the repository), by the repository's own rules.
+    static func gitIgnores(_ path: String) throws -> Bool {
+        let (status, _) = try runGit(["check-ignore", "--quiet", "--no-index", path])
+        #expect(status == 0 || status == 1, "git check-ignore \(path) failed")
+        return status == 0
+    }
+
+    /// git's standard output in the repository; fails the test if git does.
+    static func git(_ arguments: [String]) throws -> String {
+        let (status, output) = try runGit(arguments)
+        #expect(status == 0, "git \(arguments.joined(separator: " ")) exited \(status)")
+        return output
+    }
+
+    static func runGit(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git", "-C", root] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }
