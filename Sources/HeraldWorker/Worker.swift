@@ -62,6 +62,11 @@ public func buildWorker(
     // Reverse order on shutdown: the planner stops taking jobs first, then the deliverer finishes the batches in
     // hand, then the scheduler, the APNs connections and last the database pool.
     services.append(.init(service: APNSClientsService(clients: clients)))
+    if let appsFile = configuration.appsFile {
+        // SIGHUP rereads the apps file (`AppsReloader`).
+        let reloader = AppsReloader(path: appsFile, clients: clients, logger: logger)
+        services.append(.init(service: AppsReloadService(reloader: reloader)))
+    }
     services.append(.init(service: SchedulerService(shared: shared)))
     if !webhooks.isEmpty { services.append(.init(service: WebhookService(shared: shared, webhooks: webhooks))) }
     services.append(
@@ -158,7 +163,8 @@ struct PlannerService: Service {
                 store: shared.store,
                 publisher: AMQPBatchPublisher(connection: publisher, queue: configuration.topology.batches),
                 batchSize: configuration.batchSize, throttleWindow: configuration.throttleWindow,
-                apps: configuration.apps, planAhead: configuration.planAhead,
+                apps: configuration.apps, liveApps: { [clients = shared.clients] in clients.apps },
+                planAhead: configuration.planAhead,
                 metrics: shared.metrics, logger: shared.logger, onJobHandled: configuration.onJobHandled
             )
             // Channel clients are made when an app first broadcasts, and shut down with the consumer.
@@ -239,13 +245,22 @@ struct SchedulerService: Service {
     }
 }
 
-/// Keeps the APNs clients open while the group runs and shuts them down after the pipeline has drained.
+/// Keeps the APNs clients open while the group runs, shuts down the clients a reload replaced once their work is
+/// done, and shuts every client down after the pipeline has drained.
 struct APNSClientsService: Service {
     let clients: APNSClients
 
     func run() async throws {
-        try? await gracefulShutdown()
-        await clients.shutdown()
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await replaced in clients.retirements {
+                    for app in replaced { await app.shutdown() }
+                }
+            }
+            try? await gracefulShutdown()
+            // Ends the retirements: replaced clients still leased are shut down with the rest.
+            await clients.shutdown()
+        }
     }
 }
 

@@ -59,10 +59,15 @@ struct BatchDeliverer: Sendable {
         }
 
         let job = try PreparedJob.decode(Array(spec.utf8)) { batch.job }
-        guard let app = configuration.apps.app(job.app), let appClients = clients.clients(for: job.app) else {
+        // The app as the apps file in use has it, and its clients, leased until the batch is done (a reload on
+        // SIGHUP shuts replaced clients down only after that).
+        guard let lease = clients.lease(job.app) else {
             let stopped = try await stopJob(job, reason: "app \(job.app) is no longer in the apps file", batch: batch)
             return stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
         }
+        defer { clients.release(lease) }
+        let app = lease.app
+        let appClients = lease.clients
 
         var writeBack = WriteBack(jobID: job.id, app: job.app)
         let devices = try await devices(of: batch, job: job, app: app)
@@ -83,7 +88,7 @@ struct BatchDeliverer: Sendable {
 
         // The lower of the job's and the app's rates paces the batch's sends.
         var pacing: Pacing? = nil
-        if let rate = configuration.apps.sendRate(app: job.app, throttle: throttle) {
+        if let rate = [throttle, app.maxPerSecond].compactMap({ $0 }).min() {
             // The batch's turn in the job's and the app's rates (shared by every worker), taken only if it is near:
             // a worker never holds a batch for long waiting for it.
             let slot = try await store.takeTurn(

@@ -43,9 +43,13 @@ extension BatchDeliverer {
                 id: small.job.id, app: small.job.app, spec: small.spec, publishedAt: small.publishedAt ?? receivedAt,
                 tokenCount: small.tokens.count, done: done)
         }
+        // Each app's clients are leased until the group is sent (a reload shuts replaced clients down after).
+        var leases: [String: APNSClients.Lease] = [:]
+        defer { for lease in leases.values { clients.release(lease) } }
         for small in jobs {
             let job = small.job
-            guard let app = configuration.apps.app(job.app), let client = clients.client(for: job.app) else {
+            if leases[job.app] == nil, let lease = clients.lease(job.app) { leases[job.app] = lease }
+            guard let lease = leases[job.app] else {
                 sent.appGone.append(job)
                 sent.rows.append(row(small, done: nil))
                 continue
@@ -59,8 +63,8 @@ extension BatchDeliverer {
             }
             sendable.append(
                 (
-                    small, client,
-                    RequestList(job: job, bundleID: app.topic, tokens: small.tokens, payloads: nil)
+                    small, lease.clients.standard,
+                    RequestList(job: job, bundleID: lease.app.topic, tokens: small.tokens, payloads: nil)
                 ))
         }
 

@@ -55,7 +55,7 @@ struct JobConsumer: Sendable {
             enriched[metadataKey: "job"] = "\(job.id)"
             return enriched
         }
-        guard configuration.apps.app(job.app) != nil else {
+        guard deliverer.clients.apps.app(job.app) != nil else {
             let reason = "\(JobError.Code.unknownApp): app \(job.app.prefix(100)) is not in the apps file"
             let log = jobLogger
             return {
@@ -117,8 +117,9 @@ struct JobConsumer: Sendable {
     private func isSmall(_ job: PreparedJob) -> Bool {
         guard case .tokens(let tokens) = job.audience, job.liveActivity == nil else { return false }
         return tokens.count <= configuration.batchSize && job.sendAt == nil
-            && configuration.apps.sendRate(app: job.app, throttle: job.throttlePerSecond) == nil
-            && !job.template.variesPerDevice && configuration.apps.app(job.app)?.sendsPerDeviceEnvironment != true
+            && deliverer.clients.apps.sendRate(app: job.app, throttle: job.throttlePerSecond) == nil
+            && !job.template.variesPerDevice
+            && deliverer.clients.apps.app(job.app)?.sendsPerDeviceEnvironment != true
     }
 
     /// Registers and plans one job (delivering it here if it fits in one batch), holding the job's planning claim:

@@ -61,6 +61,8 @@ struct Planner: Sendable {
     var throttleWindow: Duration = .seconds(2)
     /// The apps, for their own send rates (`max_per_second`): their jobs are planned as throttled ones.
     var apps = AppsFile(apps: [])
+    /// The apps file in use, when the worker reloads it (`APNSClients.apps`); `apps` otherwise.
+    var liveApps: (@Sendable () -> AppsFile)? = nil
     /// Batches of an unthrottled job planned before its planning pauses (`WorkerConfiguration.planAhead`); nil
     /// plans it whole.
     var planAhead: Int? = nil
@@ -175,7 +177,9 @@ struct Planner: Sendable {
     }
 
     /// The rate `job` is sent at (`AppsFile.sendRate`); nil if neither it nor its app has one.
-    func rate(of job: PreparedJob) -> Int? { apps.sendRate(app: job.app, throttle: job.throttlePerSecond) }
+    func rate(of job: PreparedJob) -> Int? {
+        (liveApps?() ?? apps).sendRate(app: job.app, throttle: job.throttlePerSecond)
+    }
 
     private func finishPlanning(_ job: PreparedJob) async throws -> JobState? {
         let finished = try await store.finishPlanning(job: job.key)

@@ -4,11 +4,39 @@ import Foundation
 import HeraldCore
 import Logging
 import NIOCore
+import Synchronization
 
 /// One `APNSClient` per app and environment it serves, built from the apps file at start-up so that a bad key or
 /// CA fails fast. A client connects when it first sends, so an environment without devices costs nothing.
+///
+/// The apps can be replaced while the worker runs (`reload`, on SIGHUP): new work leases the new clients, and the
+/// clients replaced are shut down once the last lease taken on them is released, so nothing in flight is dropped.
 public final class APNSClients: Sendable {
-    private let clients: [String: AppClients]
+    private let state: Mutex<State>
+    /// Replaced clients whose leases are all released, for `APNSClientsService` to shut down.
+    private let retired: AsyncStream<[AppClients]>.Continuation
+    let retirements: AsyncStream<[AppClients]>
+    private let connectionsPerApp: Int
+    private let requestTimeout: Duration
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+
+    /// The apps and their clients, one generation per load of the apps file, and the leases held on each.
+    private struct State {
+        var apps: AppsFile
+        var clients: [String: AppClients]
+        var generation = 0
+        var leases: [Int: Int] = [:]
+        var replaced: [Int: [AppClients]] = [:]
+        var shutDown = false
+    }
+
+    /// An app's configuration and clients, held by one delivery until it calls `release(_:)`.
+    struct Lease: Sendable {
+        let app: AppConfiguration
+        let clients: AppClients
+        fileprivate let generation: Int
+    }
 
     /// One app's clients: one per environment it serves.
     struct AppClients: Sendable {
@@ -20,6 +48,11 @@ public final class APNSClients: Sendable {
         /// `AppConfiguration.environment(ofDevice:)` never names).
         func client(for environment: AppConfiguration.Environment) -> APNSClient {
             byEnvironment[environment] ?? standard
+        }
+
+        /// Shuts each environment's client down.
+        func shutdown() async {
+            for client in byEnvironment.values { await client.shutdown() }
         }
     }
 
@@ -34,6 +67,22 @@ public final class APNSClients: Sendable {
         logger: Logger,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigurationError) {
+        self.connectionsPerApp = connectionsPerApp
+        self.requestTimeout = requestTimeout
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        let clients = try Self.build(
+            apps, directory: directory, connectionsPerApp: connectionsPerApp, requestTimeout: requestTimeout,
+            eventLoopGroup: eventLoopGroup, logger: logger, environment: environment)
+        state = Mutex(State(apps: apps, clients: clients))
+        (retirements, retired) = AsyncStream.makeStream()
+    }
+
+    /// Builds every app's clients, or fails naming the first app that cannot have one (nothing is kept then).
+    private static func build(
+        _ apps: AppsFile, directory: String, connectionsPerApp: Int, requestTimeout: Duration,
+        eventLoopGroup: any EventLoopGroup, logger: Logger, environment: [String: String]
+    ) throws(ConfigurationError) -> [String: AppClients] {
         var clients: [String: AppClients] = [:]
         for app in apps.apps {
             let authentication: APNSClientConfiguration.Authentication
@@ -82,19 +131,70 @@ public final class APNSClients: Sendable {
             }
             clients[app.id] = AppClients(byEnvironment: byEnvironment, standard: standard)
         }
-        self.clients = clients
+        return clients
     }
 
-    /// The clients of `app`, if the app is configured.
-    func clients(for app: String) -> AppClients? { clients[app] }
+    /// The apps file in use (the last one loaded).
+    public var apps: AppsFile { state.withLock { $0.apps } }
+
+    /// `app`'s configuration and clients, if the app is configured; `release(_:)` must follow.
+    func lease(_ app: String) -> Lease? {
+        state.withLock { state in
+            guard let clients = state.clients[app], let configuration = state.apps.app(app) else { return nil }
+            state.leases[state.generation, default: 0] += 1
+            return Lease(app: configuration, clients: clients, generation: state.generation)
+        }
+    }
+
+    /// Ends a lease; the last lease on replaced clients hands them over to be shut down.
+    func release(_ lease: Lease) {
+        let done: [AppClients]? = state.withLock { state in
+            state.leases[lease.generation, default: 1] -= 1
+            guard state.leases[lease.generation] == 0 else { return nil }
+            state.leases[lease.generation] = nil
+            return state.replaced.removeValue(forKey: lease.generation)
+        }
+        if let done { retired.yield(done) }
+    }
 
     /// The client of `app`'s default environment, if the app is configured.
-    public func client(for app: String) -> APNSClient? { clients[app]?.standard }
+    public func client(for app: String) -> APNSClient? { state.withLock { $0.clients[app]?.standard } }
 
-    /// Shuts every client down.
-    public func shutdown() async {
-        for app in clients.values {
-            for client in app.byEnvironment.values { await client.shutdown() }
+    /// Replaces the apps: builds every app's clients anew (so a rotated key or certificate is read again), and
+    /// retires the previous clients once the work that leased them is done. If any app cannot have a client, the
+    /// apps in use are kept and the error names the app.
+    public func reload(
+        _ apps: AppsFile, directory: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigurationError) {
+        let clients = try Self.build(
+            apps, directory: directory, connectionsPerApp: connectionsPerApp, requestTimeout: requestTimeout,
+            eventLoopGroup: eventLoopGroup, logger: logger, environment: environment)
+        let done: [AppClients]? = state.withLock { state in
+            // A worker that is stopping keeps what it has: the new clients never connected, so they hold nothing.
+            guard !state.shutDown else { return nil }
+            let previous = (generation: state.generation, clients: Array(state.clients.values))
+            state.apps = apps
+            state.clients = clients
+            state.generation += 1
+            guard state.leases[previous.generation, default: 0] > 0 else { return previous.clients }
+            state.replaced[previous.generation] = previous.clients
+            return nil
         }
+        if let done { retired.yield(done) }
+    }
+
+    /// Shuts every client down, replaced ones still leased included (the pipeline has drained by then).
+    public func shutdown() async {
+        let all = state.withLock { state in
+            state.shutDown = true
+            defer {
+                state.clients = [:]
+                state.replaced = [:]
+            }
+            return Array(state.clients.values) + state.replaced.values.flatMap { $0 }
+        }
+        retired.finish()
+        for clients in all { await clients.shutdown() }
     }
 }
