@@ -86,7 +86,8 @@ extension ConfigurationKey.Kind {
         case .url(let schemes): "must be a URL starting with " + schemes.map { $0 + "://" }.joined(separator: " or ")
         case .choice(let words): "must be " + words.joinedAsAlternatives
         case .integer(let range): "must be a whole number from \(range.lowerBound) to \(range.upperBound)"
-        case .fraction(let above, let atMost): "must be a number above \(above.formatted) and at most \(atMost.formatted)"
+        case .fraction(let above, let atMost):
+            "must be a number above \(above.formatted) and at most \(atMost.formatted)"
         case .duration(let range):
             "must be a duration (250ms, 10s, 5m, 1h) from \(ConfigurationValue.render(range.lowerBound)) to "
                 + ConfigurationValue.render(range.upperBound)

@@ -164,5 +164,10 @@ private final class LookupRecorder: AccessReporter {
 
     func report(_ event: AccessEvent) { last.withLock { $0 = event } }
 
-    func take() -> AccessEvent? { last.withLock { event in defer { event = nil }; return event } }
+    func take() -> AccessEvent? {
+        last.withLock { event in
+            defer { event = nil }
+            return event
+        }
+    }
 }

@@ -32,7 +32,8 @@ package enum ConfigurationValue: Sendable, Hashable, CustomStringConvertible {
         if components.percentEncodedPassword != nil { components.percentEncodedPassword = "***" }
         if let items = components.queryItems {
             components.queryItems = items.map { item in
-                ["password", "sslpassword"].contains(item.name.lowercased()) ? URLQueryItem(name: item.name, value: "***") : item
+                ["password", "sslpassword"].contains(item.name.lowercased())
+                    ? URLQueryItem(name: item.name, value: "***") : item
             }
         }
         return (components.string ?? "***").replacingOccurrences(of: "%2A%2A%2A", with: "***")
@@ -96,7 +97,8 @@ extension ConfigurationKey {
         case (.duration(let range), .duration(let duration)):
             return range.contains(duration)
         case (.durations(let range), .durations(let durations)):
-            return !durations.isEmpty && durations.allSatisfy(range.contains) && zip(durations, durations.dropFirst()).allSatisfy { $0 < $1 }
+            return !durations.isEmpty && durations.allSatisfy(range.contains)
+                && zip(durations, durations.dropFirst()).allSatisfy { $0 < $1 }
         default:
             return false
         }

@@ -41,7 +41,8 @@ package struct ServiceOptions: ConfigurationOptions {
 
     /// The resolver over these flags and `groups`' flags, the process environment and the configuration file.
     package func resolver(
-        with groups: [any ConfigurationOptions] = [], environment: [String: String] = ProcessInfo.processInfo.environment
+        with groups: [any ConfigurationOptions] = [],
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> ConfigurationResolver {
         Self.resolver(with: [self] + groups, config: config, environment: environment)
     }

@@ -13,7 +13,9 @@ import Testing
 /// The registry's defaults are the ones the configuration structs keep for code that builds them directly, and each
 /// worker and API key reaches the field it sets.
 @Suite struct ConfigurationDefaultsTests {
-    static let urls = ["HERALD_AMQP_URL": "amqp://u:p@127.0.0.1:5672/%2f", "HERALD_DATABASE_URL": "postgres://u:p@db/h"]
+    static let urls = [
+        "HERALD_AMQP_URL": "amqp://u:p@127.0.0.1:5672/%2f", "HERALD_DATABASE_URL": "postgres://u:p@db/h",
+    ]
 
     /// An apps file with no apps, for the keys that name one.
     static func withAppsFile<T>(_ body: (String) throws -> T) throws -> T {
@@ -78,7 +80,9 @@ import Testing
             let settings = try ConfigurationResolver(flags: flags, environment: Self.urls, file: nil)
                 .resolve(WorkerCommand.keys)
             let configuration = try WorkerCommand.configuration(settings)
-            #expect(configuration.topology == Topology(prefix: "t", queueType: .quorum, retryDelays: [.seconds(2), .seconds(20)]))
+            #expect(
+                configuration.topology
+                    == Topology(prefix: "t", queueType: .quorum, retryDelays: [.seconds(2), .seconds(20)]))
             #expect(configuration.prefetch == 100 && configuration.batchPrefetch == 3 && configuration.batchSize == 250)
             #expect(configuration.planAhead == nil && configuration.smallJobGroupSize == 7)
             #expect(configuration.maximumMessageBytes == 4096 && configuration.maximumDeliveries == 5)
@@ -94,7 +98,8 @@ import Testing
         let flags: [ConfigurationKey: String] = [
             .apiHost: "0.0.0.0", .apiPort: "9999", .apiMaximumBodySize: "2048", .queuePrefix: "a",
         ]
-        let settings = try ConfigurationResolver(flags: flags, environment: Self.urls, file: nil).resolve(ApiCommand.keys)
+        let settings = try ConfigurationResolver(flags: flags, environment: Self.urls, file: nil).resolve(
+            ApiCommand.keys)
         let configuration = try ApiCommand.configuration(settings)
         #expect(configuration.host == "0.0.0.0" && configuration.port == 9999)
         #expect(configuration.maximumBodySize == 2048 && configuration.topology.prefix == "a")

@@ -44,7 +44,8 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("apps.file ") && $0.hasSuffix("unset") })
         #expect(lines.count == ConfigurationKey.all.count + 1)
 
-        let json = try JSONSerialization.jsonObject(with: Data(ConfigurationReport.json(resolved).utf8)) as? [String: Any]
+        let json =
+            try JSONSerialization.jsonObject(with: Data(ConfigurationReport.json(resolved).utf8)) as? [String: Any]
         let keys = try #require(json?["keys"] as? [[String: Any]])
         #expect(keys.count == ConfigurationKey.all.count)
         let prefetch = try #require(keys.first { $0["key"] as? String == "worker.prefetch" })

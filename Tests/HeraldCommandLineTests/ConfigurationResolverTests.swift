@@ -150,11 +150,13 @@ import Testing
     @Test func everyProblemIsReportedAtOnce() throws {
         let resolver = ConfigurationResolver(
             environment: ["HERALD_WORKER_PREFETCH": "0", "HERALD_API_PORT": "-1"], file: nil)
-        #expect(throws: ConfigurationProblems([
-            "worker.prefetch = 0 (from HERALD_WORKER_PREFETCH) must be a whole number from 1 to 65535",
-            "api.port = -1 (from HERALD_API_PORT) must be a whole number from 0 to 65535",
-            "amqp.url is not set: give --amqp-url, set HERALD_AMQP_URL, or set amqp.url in the configuration file",
-        ])) {
+        #expect(
+            throws: ConfigurationProblems([
+                "worker.prefetch = 0 (from HERALD_WORKER_PREFETCH) must be a whole number from 1 to 65535",
+                "api.port = -1 (from HERALD_API_PORT) must be a whole number from 0 to 65535",
+                "amqp.url is not set: give --amqp-url, set HERALD_AMQP_URL, or set amqp.url in the configuration file",
+            ])
+        ) {
             try resolver.resolve([.prefetch, .apiPort, .amqpURL], required: [.amqpURL])
         }
     }
@@ -162,7 +164,10 @@ import Testing
     @Test(arguments: [
         ("amqp://herald:herald-dev@127.0.0.1:56720/%2f", "amqp://herald:***@127.0.0.1:56720/%2f"),
         ("amqps://u:p%40ss@broker:5671/%2f?cacertfile=/ca.pem", "amqps://u:***@broker:5671/%2f?cacertfile=/ca.pem"),
-        ("postgres://herald@db/herald?password=secret&sslmode=require", "postgres://herald@db/herald?password=***&sslmode=require"),
+        (
+            "postgres://herald@db/herald?password=secret&sslmode=require",
+            "postgres://herald@db/herald?password=***&sslmode=require"
+        ),
         ("postgres://db/herald", "postgres://db/herald"),
         ("not a url with a secret", "***"),
     ])

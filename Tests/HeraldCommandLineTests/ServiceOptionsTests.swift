@@ -18,23 +18,29 @@ import Testing
 
     @Test func aMissingRequiredValueNamesTheFlagTheVariableAndTheKey() throws {
         let options = try ServiceOptions.parse([])
-        #expect(throws: ConfigurationProblems([
-            "amqp.url is not set: give --amqp-url, set HERALD_AMQP_URL, or set amqp.url in the configuration file"
-        ])) {
+        #expect(
+            throws: ConfigurationProblems([
+                "amqp.url is not set: give --amqp-url, set HERALD_AMQP_URL, or set amqp.url in the configuration file"
+            ])
+        ) {
             try options.resolver(environment: [:]).resolve([.amqpURL], required: [.amqpURL])
         }
     }
 
     @Test func theConfigFlagWinsOverTheConfigFileVariable() throws {
         let options = try ServiceOptions.parse(["--config", "/nonexistent/flag.json"])
-        #expect(throws: ConfigurationProblems([
-            "cannot read the configuration file /nonexistent/flag.json (from --config): there is no such file"
-        ])) {
+        #expect(
+            throws: ConfigurationProblems([
+                "cannot read the configuration file /nonexistent/flag.json (from --config): there is no such file"
+            ])
+        ) {
             try options.resolver(environment: ["HERALD_CONFIG_FILE": "/nonexistent/env.json"]).resolve([.logLevel])
         }
-        #expect(throws: ConfigurationProblems([
-            "cannot read the configuration file /nonexistent/env.json (from HERALD_CONFIG_FILE): there is no such file"
-        ])) {
+        #expect(
+            throws: ConfigurationProblems([
+                "cannot read the configuration file /nonexistent/env.json (from HERALD_CONFIG_FILE): there is no such file"
+            ])
+        ) {
             try ServiceOptions.parse([]).resolver(environment: ["HERALD_CONFIG_FILE": "/nonexistent/env.json"])
                 .resolve([.logLevel])
         }
