@@ -1,3 +1,5 @@
+import ArgumentParser
+import HeraldCommandLine
 import NIOCore
 import NIOPosix
 
@@ -11,9 +13,25 @@ NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExe
 await Herald.runFromCommandLine()
 
 extension Herald {
-    /// `AsyncParsableCommand.main()`, named so that top-level code does not pick the synchronous overload (which
-    /// prints the help of any async command instead of running it).
+    /// Parses the command line and runs the command, as `AsyncParsableCommand.main()` does, except that an error a
+    /// command throws is printed as a sentence (`ErrorSentence`), never as a library's debug description.
     static func runFromCommandLine() async {
-        await main()
+        var command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            // ArgumentParser's own (exit codes, help, validation) print as it prints them.
+            if String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") { exit(withError: error) }
+            exit(withError: ErrorSentence(ErrorSentence.describing(error)))
+        }
     }
 }

@@ -226,8 +226,13 @@ public struct AppsFile: Sendable, Hashable, Codable {
         let file: AppsFile
         do {
             file = try JSONDecoder().decode(AppsFile.self, from: data)
+        } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                throw ConfigurationError("apps file is not valid JSON")
+            }
+            throw ConfigurationError("apps file is not valid: \(error.sentence(root: "the file"))")
         } catch {
-            throw ConfigurationError("apps file is not valid: \(error)")
+            throw ConfigurationError("apps file is not valid JSON")
         }
         var seen = Set<String>()
         for app in file.apps {
