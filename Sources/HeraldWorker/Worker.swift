@@ -170,7 +170,7 @@ struct PlannerService: Service {
             // Channel clients are made when an app first broadcasts, and shut down with the consumer.
             let broadcastClients = BroadcastClients(eventLoopGroup: shared.eventLoopGroup, logger: shared.logger)
             let liveActivities = LiveActivityStage(
-                configuration: configuration, store: shared.store,
+                configuration: configuration, apps: { [clients = shared.clients] in clients.apps }, store: shared.store,
                 broadcasts: BroadcastSender(
                     configuration: configuration, store: shared.store, clients: broadcastClients,
                     logger: shared.logger),

@@ -25,7 +25,8 @@ import Testing
             toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let result = try await HeraldBinary.run(
-            ["config", "show", "--json", "--config", path], environment: ["HERALD_WORKER_BATCH_SIZE": "700"])
+            ["config", "show", "--json", "--config", path], environment: ["HERALD_WORKER_BATCH_SIZE": "700"],
+            removing: ["HERALD_AMQP_URL"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stdout.contains("pw-in-file"))
         let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]

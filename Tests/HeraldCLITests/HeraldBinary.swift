@@ -21,7 +21,11 @@ enum HeraldBinary {
     }
 
     /// Runs `herald` with `arguments` and waits for it to exit (no sleeping: the termination handler resumes).
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
+    /// `removing` names variables of the test's own environment the command must not see (`make test` exports the
+    /// services' URLs).
+    static func run(_ arguments: [String], environment: [String: String] = [:], removing: Set<String> = []) async throws
+        -> Result
+    {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             TestServices.uniqueName("herald-cli"))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -36,6 +40,7 @@ enum HeraldBinary {
         var env = ProcessInfo.processInfo.environment
         env["HERALD_LOG_LEVEL"] = "warning"
         for (key, value) in environment { env[key] = value }
+        for key in removing { env[key] = nil }
         process.environment = env
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)

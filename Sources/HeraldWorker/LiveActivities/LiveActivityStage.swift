@@ -19,6 +19,8 @@ import Metrics
 /// exactly it; a broadcast to a channel is one request, sent here (`BroadcastSender`).
 struct LiveActivityStage: Sendable {
     let configuration: WorkerConfiguration
+    /// The apps in use (the apps file as last reloaded on SIGHUP).
+    let apps: @Sendable () -> AppsFile
     let store: Store
     let broadcasts: BroadcastSender?
     let logger: Logger
@@ -35,7 +37,11 @@ struct LiveActivityStage: Sendable {
     static let maximumTokens = PreparedJob.maximumListedRecipients
 
     func prepare(_ job: PreparedJob, publishedAt: Int64?) async throws -> Next {
-        guard let live = job.liveActivity, let app = configuration.apps.app(job.app) else { return .plan(job) }
+        guard let live = job.liveActivity else { return .plan(job) }
+        // Never planned unresolved: its target names devices or an activity, not the tokens to send to.
+        guard let app = apps().app(job.app) else {
+            throw JobError(.unknownApp, "app \(job.app.prefix(100)) is not in the apps file")
+        }
         if case .channel(let channel)? = live.key {
             guard let broadcasts else {
                 throw JobError(.invalidTarget, "this worker was started without broadcast channels support")
