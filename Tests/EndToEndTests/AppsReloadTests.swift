@@ -1,0 +1,113 @@
+import Foundation
+import HeraldCore
+import HeraldTestSupport
+import Testing
+
+/// `kill -HUP` makes a running `herald worker` reread its apps file (docs/operations.md, "A new app or a rotated key:
+/// SIGHUP"): an app added to the file gets its jobs delivered, without a restart and without losing the work of the
+/// apps it had.
+@Suite(.timeLimit(.minutes(5))) struct AppsReloadTests {
+    @Test func aSIGHUPAddsAnAppToARunningWorker() async throws {
+        try await WorkerHarness.with { harness in
+            let first = try await harness.importDevices(count: 1)
+            let second = try await harness.importDevices(count: 1, prefix: "b0b", app: WorkerHarness.otherApp)
+            // The worker starts with the first app only.
+            let appsFile = harness.appsDirectory + "/reloaded-apps.json"
+            var onlyFirst = harness.apps
+            onlyFirst.apps.removeAll { $0.id != WorkerHarness.app }
+            try JSONEncoder().encode(onlyFirst).write(to: URL(fileURLWithPath: appsFile))
+            let worker = try WorkerProcess(harness: harness, appsFile: appsFile)
+            defer { worker.stopIfRunning() }
+
+            try await harness.publish(SmallJobTests.job("first", tokens: [first[0].token.hex]))
+            await harness.simulator.waitForRecords(count: 1)
+
+            // Both apps in the file, then the signal; the worker says when the new file is in use.
+            try JSONEncoder().encode(harness.apps).write(to: URL(fileURLWithPath: appsFile))
+            kill(worker.process.processIdentifier, SIGHUP)
+            await worker.waitForOutput("apps file reloaded")
+
+            var job = SmallJobTests.job("second", tokens: [second[0].token.hex])
+            job.app = WorkerHarness.otherApp
+            try await harness.publish(job)
+            await harness.simulator.waitForRecords(count: 2)
+            #expect(harness.received(job: "second", app: WorkerHarness.otherApp) == [second[0].token.hex])
+            #expect(harness.received(job: "first") == [first[0].token.hex])
+
+            // A file that does not parse is refused and the apps in use are kept.
+            try Data("{not json".utf8).write(to: URL(fileURLWithPath: appsFile))
+            kill(worker.process.processIdentifier, SIGHUP)
+            await worker.waitForOutput("apps file not reloaded; the apps in use are kept")
+            var third = SmallJobTests.job("third", tokens: [second[0].token.hex])
+            third.app = WorkerHarness.otherApp
+            try await harness.publish(third)
+            await harness.simulator.waitForRecords(count: 3)
+            #expect(harness.received(job: "third", app: WorkerHarness.otherApp) == [second[0].token.hex])
+
+            // SIGTERM still drains and exits 0.
+            #expect(await worker.terminate() == 0)
+        }
+    }
+}
+
+/// A `herald worker` process on the harness's queues and database, its log (at notice) read as it comes.
+final class WorkerProcess: @unchecked Sendable {
+    let process = Process()
+    private let output: AsyncStream<String>
+    private var seen = ""
+
+    init(harness: WorkerHarness, appsFile: String) throws {
+        process.executableURL = URL(fileURLWithPath: WorkerHarness.heraldExecutable)
+        process.arguments = [
+            "worker", "--apps-file", appsFile, "--queue-prefix", harness.topology.prefix, "--metrics-port", "0",
+            "--log-level", "notice",
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_AMQP_URL"] = TestServices.amqpURL
+        environment["HERALD_DATABASE_URL"] = harness.database.url
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        output = stream
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                continuation.finish()
+            } else {
+                continuation.yield(String(decoding: data, as: UTF8.self))
+            }
+        }
+        try process.run()
+    }
+
+    /// Waits until the worker's log has printed `text` (since the last wait), or has ended.
+    func waitForOutput(_ text: String) async {
+        if let range = seen.range(of: text) {
+            seen.removeSubrange(seen.startIndex..<range.upperBound)
+            return
+        }
+        for await chunk in output {
+            seen += chunk
+            if let range = seen.range(of: text) {
+                seen.removeSubrange(seen.startIndex..<range.upperBound)
+                return
+            }
+        }
+    }
+
+    /// SIGTERM, then the exit status once the worker has drained.
+    func terminate() async -> Int32 {
+        // The worker runs until it is told to stop: one that exited on its own fails the test by its time limit.
+        await withCheckedContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            process.terminate()
+        }
+    }
+
+    func stopIfRunning() {
+        if process.isRunning { process.terminate() }
+    }
+}
