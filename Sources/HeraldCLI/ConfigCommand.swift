@@ -22,6 +22,7 @@ struct ConfigShowCommand: ParsableCommand {
     @OptionGroup var queues: QueueOptions
     @OptionGroup var apps: AppsFileOptions
     @OptionGroup var worker: WorkerOptions
+    @OptionGroup var retention: RetentionOptions
     @OptionGroup var api: APIOptions
     @OptionGroup var migration: MigrationOptions
 
@@ -30,7 +31,7 @@ struct ConfigShowCommand: ParsableCommand {
 
     func run() throws {
         let resolved = try services.resolve(
-            ConfigurationKey.all, with: [queues, apps, worker, api, migration])
+            ConfigurationKey.all, with: [queues, apps, worker, retention, api, migration])
         print(json ? ConfigurationReport.json(resolved) : ConfigurationReport.table(resolved), terminator: "")
     }
 }

@@ -15,18 +15,13 @@ struct DoctorCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var services: ServiceOptions
+    @OptionGroup var queues: QueueOptions
+    @OptionGroup var apps: AppsFileOptions
+    @OptionGroup var migration: MigrationOptions
 
-    @Option(help: "The apps file (env HERALD_APPS_FILE).")
-    var appsFile: String?
-
-    @Option(help: "The directory of NNN_name.sql migrations (env HERALD_SCHEMAS_DIR).")
-    var schemas: String?
-
-    @Option(help: "Queue name prefix, as the workers run with.")
-    var queuePrefix: String = Topology.defaultPrefix
-
-    @Option(help: "Queue type of the work queues, as the workers run with: classic or quorum.")
-    var queueType: String = "classic"
+    /// The keys the doctor reads besides the URLs, which it resolves on their own so that a missing or malformed
+    /// one is reported as that check's failure while the other checks still run.
+    static let keys: [ConfigurationKey] = [.logLevel] + QueueOptions.keys + [.appsFile, .schemasDirectory]
 
     @Flag(help: "Print the findings as one JSON document instead of lines.")
     var json = false
@@ -35,16 +30,14 @@ struct DoctorCommand: AsyncParsableCommand {
     var strict = false
 
     func run() async throws {
-        guard let type = Topology.QueueType(rawValue: queueType) else {
-            throw ValidationError("--queue-type must be classic or quorum")
-        }
-        let logger = services.makeLogger(label: "herald.doctor")
+        let settings = try services.resolve(Self.keys, with: [queues, apps, migration])
+        let logger = ServiceOptions.makeLogger(label: "herald.doctor", configuration: settings)
         let deployment = Doctor.Deployment(
             amqpURL: Self.resolve(services.resolvedAMQPURL),
             databaseURL: Self.resolve(services.resolvedDatabaseURL),
-            appsFile: appsFile ?? Environment.get("HERALD_APPS_FILE"),
-            schemasDirectory: schemas ?? Environment.get("HERALD_SCHEMAS_DIR") ?? "schemas",
-            topology: Topology(prefix: queuePrefix, queueType: type)
+            appsFile: settings.text(.appsFile),
+            schemasDirectory: settings.requiredText(.schemasDirectory),
+            topology: Topology(settings)
         )
         let report = await Doctor(deployment: deployment, logger: logger).run()
         print(json ? report.json : report.text, terminator: "")

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCommandLine
 import HeraldMessaging
 
 /// How `herald parked` prints parked messages: headers and sizes, never a body.
@@ -8,7 +9,7 @@ enum ParkedOutput {
         var lines = ["PARKED (UTC)          AGE     ATTEMPTS  BYTES     ORIGIN                JOB                   REASON"]
         for message in messages {
             let parked = message.parkedAt.map(timestamp) ?? "unknown"
-            let age = message.age(at: now).map { RetentionAge.describe(roundedAge($0)) } ?? "-"
+            let age = message.age(at: now).map { ConfigurationValue.renderPeriod(.seconds(roundedAge($0))) } ?? "-"
             let job = [message.app, message.jobID ?? message.messageID].compactMap { $0 }.joined(separator: "/")
             lines.append(
                 [

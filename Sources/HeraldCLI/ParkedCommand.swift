@@ -25,9 +25,7 @@ struct ParkedCommand: AsyncParsableCommand {
     /// The options every `herald parked` command shares.
     struct Options: ParsableArguments {
         @OptionGroup var services: ServiceOptions
-
-        @Option(help: "Queue name prefix.")
-        var queuePrefix: String = Topology.defaultPrefix
+        @OptionGroup var queues: QueuePrefixOptions
 
         @Option(help: "Only messages whose reason starts with this (for example unknown_app).")
         var reason: String?
@@ -38,15 +36,21 @@ struct ParkedCommand: AsyncParsableCommand {
                     throw ValidationError("--reason must be 1 to 1000 characters without control characters")
                 }
             }
-            guard (1...200).contains(queuePrefix.count), queuePrefix.allSatisfy({ !$0.isWhitespace }) else {
-                throw ValidationError("--queue-prefix must be 1 to 200 characters without spaces")
-            }
         }
 
-        /// Runs `body` with the parked messages of this topology over a connection of its own.
-        func withParked<T>(_ body: (ParkedMessages) async throws -> T) async throws -> T {
-            let logger = services.makeLogger(label: "herald.parked")
-            var amqp = try AMQPConfiguration(url: services.resolvedAMQPURL())
+        /// The broker's URL and the queue prefix (and with `database`, the database's URL), each required.
+        func resolve(database: Bool = false) throws -> ResolvedConfiguration {
+            let urls: [ConfigurationKey] = database ? [.amqpURL, .databaseURL] : [.amqpURL]
+            return try services.resolve(urls + QueuePrefixOptions.keys, required: Set(urls), with: [queues])
+        }
+
+        /// Runs `body` with the parked messages of the resolved topology over a connection of its own.
+        func withParked<T>(
+            _ settings: ResolvedConfiguration, _ body: (ParkedMessages) async throws -> T
+        ) async throws -> T {
+            let logger = ServiceOptions.makeLogger(label: "herald.parked", configuration: settings)
+            let topology = Topology(prefix: settings.requiredText(.queuePrefix))
+            var amqp = try AMQPConfiguration(url: settings.requiredText(.amqpURL))
             amqp.connectionName = "herald-parked"
             let connection = try await AMQPConnection.connect(amqp, logger: logger)
             do {
@@ -55,14 +59,14 @@ struct ParkedCommand: AsyncParsableCommand {
                 return result
             } catch let error as AMQPError where error.replyCode == 404 {
                 await connection.close()
-                throw ValidationError("the queue \(topology.parked) does not exist (check --queue-prefix)")
+                throw ValidationError(
+                    "the queue \(topology.parked) does not exist (check queue.prefix, from "
+                        + "\(settings.source(of: .queuePrefix)))")
             } catch {
                 await connection.close()
                 throw error
             }
         }
-
-        var topology: Topology { Topology(prefix: queuePrefix) }
     }
 
     static func validateLimit(_ limit: Int) throws {
@@ -92,7 +96,7 @@ struct ParkedCommand: AsyncParsableCommand {
 
         func run() async throws {
             let filter = ParkedMessageFilter(reason: options.reason)
-            let pass = try await options.withParked { try await $0.list(filter, limit: limit) }
+            let pass = try await options.withParked(options.resolve()) { try await $0.list(filter, limit: limit) }
             print(json ? try ParkedOutput.json(pass) : ParkedOutput.table(pass.taken, now: ParkedMessages.now()))
             if !json { print(ParkedOutput.summary(pass, verb: "listed")) }
         }
@@ -117,10 +121,11 @@ struct ParkedCommand: AsyncParsableCommand {
 
         func run() async throws {
             let filter = ParkedMessageFilter(reason: options.reason, id: id)
-            let logger = options.services.makeLogger(label: "herald.parked")
-            let database = try DatabaseConfiguration(url: options.services.resolvedDatabaseURL())
+            let settings = try options.resolve(database: true)
+            let logger = ServiceOptions.makeLogger(label: "herald.parked", configuration: settings)
+            let database = try DatabaseConfiguration(url: settings.requiredText(.databaseURL))
             let pass = try await Store.withStore(database, logger: logger) { store in
-                try await options.withParked { parked in
+                try await options.withParked(settings) { parked in
                     try await replayParked(
                         filter, limit: limit, connection: parked.connection, topology: parked.topology, store: store)
                 }
@@ -159,16 +164,18 @@ struct ParkedCommand: AsyncParsableCommand {
         }
 
         static func seconds(_ text: String) throws -> Int64 {
-            guard let seconds = RetentionAge.parse(text), seconds > 0, seconds <= RetentionAge.maximumSeconds else {
-                throw ValidationError("--older-than must be a whole number with a unit s, m, h or d, such as 7d")
+            guard let age = ConfigurationValue.parsePeriod(text), age <= ConfigurationKey.longestRetention else {
+                throw ValidationError(
+                    "--older-than must be a whole number with a unit s, m, h or d, such as 7d, up to "
+                        + ConfigurationValue.renderPeriod(ConfigurationKey.longestRetention))
             }
-            return seconds
+            return age.components.seconds
         }
 
         func run() async throws {
             let seconds = try olderThan.map(Self.seconds)
             let filter = ParkedMessageFilter(reason: options.reason, olderThanSeconds: seconds)
-            let pass = try await options.withParked { try await $0.purge(filter, limit: limit) }
+            let pass = try await options.withParked(options.resolve()) { try await $0.purge(filter, limit: limit) }
             print(ParkedOutput.summary(pass, verb: "purged"))
         }
     }

@@ -9,6 +9,7 @@ extension WorkerCommand {
     /// Every key `herald worker` reads.
     static let keys: [ConfigurationKey] =
         [.amqpURL, .databaseURL, .logLevel] + QueueOptions.keys + [.appsFile] + WorkerOptions.keys
+        + RetentionOptions.keys
 
     /// The keys without which the worker cannot start.
     static let requiredKeys: Set<ConfigurationKey> = [.amqpURL, .databaseURL, .appsFile]
@@ -44,6 +45,11 @@ extension WorkerCommand {
         configuration.operationsHost = settings.requiredText(.metricsHost)
         let port = settings.integer(.metricsPort)
         configuration.operationsPort = port == 0 ? nil : port
+        configuration.idempotencyRetention = settings.period(.finishedJobsRetention)
+        configuration.deadTokenRetention = settings.period(.deadTokensRetention)
+        configuration.deliveryFailureRetention = settings.period(.deliveryFailuresRetention)
+        configuration.parkedRetention = settings.period(.parkedRetention)
+        configuration.retentionInterval = settings.requiredPeriod(.retentionInterval)
         return configuration
     }
 }

@@ -96,6 +96,32 @@ extension ConfigurationKey {
         "metrics.port", environment: "HERALD_METRICS_PORT", flag: "metrics-port", kind: .integer(0...65_535),
         default: .integer(9464), "The port of /metrics and the health checks; 0 serves none.")
 
+    // MARK: herald worker: retention (one worker at a time runs it, under an advisory lock)
+
+    /// The longest retention age accepted: ten years.
+    package static let longestRetention: Duration = .seconds(3650 * 86_400)
+
+    package static let finishedJobsRetention = ConfigurationKey(
+        "retention.finished_jobs", environment: "HERALD_FINISHED_JOBS_RETENTION", flag: "finished-jobs-retention",
+        kind: .period(.seconds(60)...longestRetention, forever: true), default: .period(.seconds(7 * 86_400)),
+        "How long finished jobs (and so their ids, for idempotency) are kept; under 7d is honoured with a warning.")
+    package static let deadTokensRetention = ConfigurationKey(
+        "retention.dead_tokens", environment: "HERALD_DEAD_TOKENS_RETENTION", flag: "dead-tokens-retention",
+        kind: .period(.seconds(60)...longestRetention, forever: true), default: .period(.seconds(90 * 86_400)),
+        "How long dead_tokens rows (the cleanup report, herald devices restore) are kept.")
+    package static let deliveryFailuresRetention = ConfigurationKey(
+        "retention.delivery_failures", environment: "HERALD_DELIVERY_FAILURES_RETENTION",
+        flag: "delivery-failures-retention", kind: .period(.seconds(60)...longestRetention, forever: true),
+        default: .period(.seconds(30 * 86_400)), "How long delivery_failures rows are kept.")
+    package static let parkedRetention = ConfigurationKey(
+        "retention.parked", environment: "HERALD_PARKED_RETENTION", flag: "parked-retention",
+        kind: .period(.seconds(60)...longestRetention, forever: true), default: .period(.seconds(14 * 86_400)),
+        "How long a message stays in the parking queue (herald.parked) before retention drops it.")
+    package static let retentionInterval = ConfigurationKey(
+        "retention.interval", environment: "HERALD_RETENTION_INTERVAL", flag: "retention-interval",
+        kind: .period(.seconds(10)...(.seconds(86_400)), forever: false), default: .period(.seconds(300)),
+        "How often each worker tries to run retention (the first pass one interval after it starts).")
+
     // MARK: herald api
 
     package static let apiHost = ConfigurationKey(
@@ -122,6 +148,7 @@ extension ConfigurationKey {
         appsFile,
         prefetch, batchPrefetch, batchSize, planAhead, smallJobGroup, maxMessageBytes, maxDeliveries, batchAttempts,
         pruneBreakerShare, pruneBreakerMinimum, connections, sendConcurrency, requestTimeout, metricsHost, metricsPort,
+        finishedJobsRetention, deadTokensRetention, deliveryFailuresRetention, parkedRetention, retentionInterval,
         apiHost, apiPort, apiMaximumBodySize,
         schemasDirectory,
     ]

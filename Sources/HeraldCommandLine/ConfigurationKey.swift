@@ -21,6 +21,9 @@ package struct ConfigurationKey: Sendable, Hashable, CustomStringConvertible {
         /// A comma-separated list of durations (a JSON array of them in the file), each in the range, at least
         /// one, strictly increasing.
         case durations(ClosedRange<Duration>)
+        /// A long duration, a whole number of seconds, minutes, hours or days (`90d`, `12h`, `30m`), in the range;
+        /// with `forever`, `0` too, meaning no limit (a retention age that keeps everything).
+        case period(ClosedRange<Duration>, forever: Bool)
     }
 
     /// The dotted name, e.g. `worker.prefetch`: the configuration file's key (nested objects or the dotted string).
@@ -76,6 +79,9 @@ extension ConfigurationKey.Kind {
         case .durations(let range):
             "durations, increasing, each \(ConfigurationValue.render(range.lowerBound)) to "
                 + ConfigurationValue.render(range.upperBound)
+        case .period(let range, let forever):
+            "duration (s, m, h, d), \(ConfigurationValue.renderPeriod(range.lowerBound)) to "
+                + ConfigurationValue.renderPeriod(range.upperBound) + (forever ? ", or 0 for ever" : "")
         }
     }
 
@@ -94,6 +100,11 @@ extension ConfigurationKey.Kind {
         case .durations(let range):
             "must be a comma-separated list of increasing durations (250ms, 10s, 5m, 1h), each from "
                 + "\(ConfigurationValue.render(range.lowerBound)) to \(ConfigurationValue.render(range.upperBound))"
+        case .period(let range, let forever):
+            (forever ? "must be 0 (keep for ever) or " : "must be ")
+                + "a whole number with a unit s, m, h or d (90d, 12h, 30m) from "
+                + "\(ConfigurationValue.renderPeriod(range.lowerBound)) to "
+                + ConfigurationValue.renderPeriod(range.upperBound)
         }
     }
 }

@@ -69,9 +69,11 @@ package enum ConfigurationReport {
             `***`. Keys, certificates and passphrases are never configuration values: the apps file names their
             files and variables ([devices.md](devices.md#the-apps-file)).
 
-            Durations are a whole number and a unit: `250ms`, `10s`, `5m`, `1h`. Lists (`queue.retry_delays`) are
-            comma-separated in a flag or variable and a JSON array of strings in the file. `herald worker` rereads
-            the apps file on SIGHUP (see [operations.md](operations.md)).
+            Durations are a whole number and a unit: `250ms`, `10s`, `5m`, `1h`. The `retention.*` keys take days
+            too (`90d`, `12h`, `30m`), and an age `0`, which keeps everything for ever (a string or the number 0 in
+            the file); what retention removes is in [operations.md](operations.md#retention). Lists
+            (`queue.retry_delays`) are comma-separated in a flag or variable and a JSON array of strings in the file.
+            `herald worker` rereads the apps file on SIGHUP (see [operations.md](operations.md)).
 
             | key | environment | flag | type | default | meaning |
             |---|---|---|---|---|---|

@@ -84,6 +84,14 @@ package struct ConfigurationResolver: Sendable {
             if index >= 0, case .failure = results[index].result {
                 // A value of the wrong type: a variable that is not a number, a file's string for an integer.
                 let from = source(index)
+                if case .period = key.kind, case .file = from, let text = configurationFile?.leaves[key.name],
+                    let number = key.parse(text)
+                {
+                    // A period written as a JSON number in the file: `0` (keep for ever) is one.
+                    if !key.accepts(number) { problems.append(Self.sentence(key, shown: text, from: from)) }
+                    entries.append(.init(key: key, value: number, source: from))
+                    continue
+                }
                 let shown: String? =
                     switch from {
                     case .environment(let name): environment[name]
@@ -130,6 +138,9 @@ package struct ConfigurationResolver: Sendable {
             guard let texts = reader.stringArray(forKey: name) else { return nil }
             let durations = texts.compactMap(ConfigurationValue.parseDuration)
             return durations.count == texts.count ? .durations(durations) : .text(texts.joined(separator: ","))
+        case .period:
+            guard let text = reader.string(forKey: name) else { return nil }
+            return key.parse(text) ?? .text(text)
         }
     }
 
@@ -154,6 +165,7 @@ extension ConfigurationValue {
         case .fraction(let number): .double(number)
         case .duration(let duration): .string(Self.render(duration))
         case .durations(let durations): .stringArray(durations.map(Self.render))
+        case .period: .string(description)
         }
     }
 }

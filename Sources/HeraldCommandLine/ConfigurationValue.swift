@@ -7,6 +7,8 @@ package enum ConfigurationValue: Sendable, Hashable, CustomStringConvertible {
     case fraction(Double)
     case duration(Duration)
     case durations([Duration])
+    /// A period key's value (`ConfigurationKey.Kind.period`): nil for `0`, no limit.
+    case period(Duration?)
 
     /// The value as an operator writes it: `10s`, `1s,10s,60s`, `0.5`. Not redacted: see `redacted(for:)`.
     package var description: String {
@@ -16,6 +18,7 @@ package enum ConfigurationValue: Sendable, Hashable, CustomStringConvertible {
         case .fraction(let number): String(number)
         case .duration(let duration): Self.render(duration)
         case .durations(let durations): durations.map(Self.render).joined(separator: ",")
+        case .period(let duration): duration.map(Self.renderPeriod) ?? "0"
         }
     }
 
@@ -62,6 +65,33 @@ package enum ConfigurationValue: Sendable, Hashable, CustomStringConvertible {
         default: return nil
         }
     }
+
+    /// `14d`, `12h`, `5m`, `45s`: the largest unit of a period's that renders it whole (to the second).
+    package static func renderPeriod(_ duration: Duration) -> String {
+        let seconds = duration.components.seconds
+        for (unit, scale) in [("d", Int64(86_400)), ("h", 3600), ("m", 60)] where seconds > 0 && seconds % scale == 0 {
+            return "\(seconds / scale)\(unit)"
+        }
+        return "\(seconds)s"
+    }
+
+    /// `90d`, `12h`, `30m`, `45s`: a whole number above 0 and a unit s, m, h or d; nil for anything else (`0`
+    /// included, which only a period key's parse reads, as no limit).
+    package static func parsePeriod(_ text: String) -> Duration? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let digits = trimmed.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, digits.count <= 12, let number = Int64(digits), number > 0 else { return nil }
+        let scale: Int64
+        switch trimmed.dropFirst(digits.count) {
+        case "s": scale = 1
+        case "m": scale = 60
+        case "h": scale = 3600
+        case "d": scale = 86_400
+        default: return nil
+        }
+        let (seconds, overflow) = number.multipliedReportingOverflow(by: scale)
+        return overflow ? nil : .seconds(seconds)
+    }
 }
 
 extension ConfigurationKey {
@@ -77,6 +107,9 @@ extension ConfigurationKey {
             let parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             let durations = parts.compactMap(ConfigurationValue.parseDuration)
             return durations.count == parts.count ? .durations(durations) : nil
+        case .period:
+            if text.trimmingCharacters(in: .whitespaces) == "0" { return .period(nil) }
+            return ConfigurationValue.parsePeriod(text).map(ConfigurationValue.period)
         }
     }
 
@@ -99,6 +132,10 @@ extension ConfigurationKey {
         case (.durations(let range), .durations(let durations)):
             return !durations.isEmpty && durations.allSatisfy(range.contains)
                 && zip(durations, durations.dropFirst()).allSatisfy { $0 < $1 }
+        case (.period(_, let forever), .period(nil)):
+            return forever
+        case (.period(let range, _), .period(let duration?)):
+            return range.contains(duration)
         default:
             return false
         }

@@ -71,4 +71,16 @@ package struct ResolvedConfiguration: Sendable {
         }
         return durations
     }
+
+    /// The duration of a period key; nil for `0`, no limit (only a key whose kind allows it, `forever`, has it).
+    package func period(_ key: ConfigurationKey) -> Duration? {
+        guard case .period(let duration) = value(key) else { preconditionFailure("\(key.name) is not a period") }
+        return duration
+    }
+
+    /// The duration of a period key whose kind does not allow `0`.
+    package func requiredPeriod(_ key: ConfigurationKey) -> Duration {
+        guard let duration = period(key) else { preconditionFailure("\(key.name) has no limit") }
+        return duration
+    }
 }

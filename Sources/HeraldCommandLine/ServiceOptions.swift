@@ -102,8 +102,7 @@ package struct ServiceOptions: ConfigurationOptions {
 package struct QueueOptions: ConfigurationOptions {
     package init() {}
 
-    @Option(help: ArgumentHelp(.queuePrefix))
-    var queuePrefix: String?
+    @OptionGroup var prefix: QueuePrefixOptions
 
     @Option(help: ArgumentHelp(.queueType))
     var queueType: String?
@@ -111,11 +110,24 @@ package struct QueueOptions: ConfigurationOptions {
     @Option(help: ArgumentHelp(.retryDelays))
     var retryDelays: String?
 
-    package static let keys: [ConfigurationKey] = [.queuePrefix, .queueType, .retryDelays]
+    package static let keys: [ConfigurationKey] = QueuePrefixOptions.keys + [.queueType, .retryDelays]
 
     package var givenFlags: [(key: ConfigurationKey, text: String?)] {
-        [(.queuePrefix, queuePrefix), (.queueType, queueType), (.retryDelays, retryDelays)]
+        prefix.givenFlags + [(.queueType, queueType), (.retryDelays, retryDelays)]
     }
+}
+
+/// The queue prefix alone, for a command that only names queues (`herald parked`) and neither declares them nor
+/// moves work between the retry queues.
+package struct QueuePrefixOptions: ConfigurationOptions {
+    package init() {}
+
+    @Option(help: ArgumentHelp(.queuePrefix))
+    var queuePrefix: String?
+
+    package static let keys: [ConfigurationKey] = [.queuePrefix]
+
+    package var givenFlags: [(key: ConfigurationKey, text: String?)] { [(.queuePrefix, queuePrefix)] }
 }
 
 /// The apps file's key.

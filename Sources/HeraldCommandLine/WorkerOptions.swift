@@ -38,6 +38,31 @@ package struct WorkerOptions: ConfigurationOptions {
     }
 }
 
+/// `herald worker`'s retention keys as flags: how long finished jobs, dead-token records, delivery failures and
+/// parked messages are kept, and how often retention runs.
+package struct RetentionOptions: ConfigurationOptions {
+    package init() {}
+
+    @Option(help: ArgumentHelp(.finishedJobsRetention)) var finishedJobsRetention: String?
+    @Option(help: ArgumentHelp(.deadTokensRetention)) var deadTokensRetention: String?
+    @Option(help: ArgumentHelp(.deliveryFailuresRetention)) var deliveryFailuresRetention: String?
+    @Option(help: ArgumentHelp(.parkedRetention)) var parkedRetention: String?
+    @Option(help: ArgumentHelp(.retentionInterval)) var retentionInterval: String?
+
+    package static let keys: [ConfigurationKey] = [
+        .finishedJobsRetention, .deadTokensRetention, .deliveryFailuresRetention, .parkedRetention,
+        .retentionInterval,
+    ]
+
+    package var givenFlags: [(key: ConfigurationKey, text: String?)] {
+        [
+            (.finishedJobsRetention, finishedJobsRetention), (.deadTokensRetention, deadTokensRetention),
+            (.deliveryFailuresRetention, deliveryFailuresRetention), (.parkedRetention, parkedRetention),
+            (.retentionInterval, retentionInterval),
+        ]
+    }
+}
+
 /// `herald api`'s keys as flags.
 package struct APIOptions: ConfigurationOptions {
     package init() {}
@@ -53,7 +78,7 @@ package struct APIOptions: ConfigurationOptions {
     }
 }
 
-/// `herald migrate`'s key as a flag.
+/// `herald migrate`'s key as a flag (`herald doctor` reads it too, to check the migrations are current).
 package struct MigrationOptions: ConfigurationOptions {
     package init() {}
 

@@ -18,6 +18,22 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("database.url ") && $0.hasSuffix("env HERALD_DATABASE_URL") })
     }
 
+    @Test func showListsTheRetentionKeysWithTheirSources() async throws {
+        let result = try await HeraldBinary.run(
+            ["config", "show", "--parked-retention", "0"],
+            environment: ["HERALD_DEAD_TOKENS_RETENTION": "45d"],
+            removing: [
+                "HERALD_FINISHED_JOBS_RETENTION", "HERALD_DELIVERY_FAILURES_RETENTION", "HERALD_RETENTION_INTERVAL",
+            ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let rows = result.stdout.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+        #expect(rows.contains("retention.finished_jobs 7d default"), "\(result.stdout)")
+        #expect(rows.contains("retention.dead_tokens 45d env HERALD_DEAD_TOKENS_RETENTION"), "\(result.stdout)")
+        #expect(rows.contains("retention.delivery_failures 30d default"), "\(result.stdout)")
+        #expect(rows.contains("retention.parked 0 flag --parked-retention"), "\(result.stdout)")
+        #expect(rows.contains("retention.interval 5m default"), "\(result.stdout)")
+    }
+
     @Test func showReadsTheConfigurationFileBelowTheEnvironment() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("herald-\(UUID().uuidString).json")
             .path
@@ -50,5 +66,37 @@ import Testing
                 "apns.request_timeout = ten seconds (from HERALD_APNS_REQUEST_TIMEOUT) must be a duration"),
             "\(result.stderr)")
         #expect(!result.stderr.contains("Usage"))
+    }
+
+    /// `herald doctor` and `herald parked` take the queue, apps file and schemas keys from the shared groups, so
+    /// their values are checked and their absence named like every other command's.
+    @Test(arguments: [
+        (
+            ["doctor", "--queue-type", "stream"], [:],
+            "queue.type = stream (from --queue-type) must be classic or quorum"
+        ),
+        (
+            ["doctor"], ["HERALD_QUEUE_RETRY_DELAYS": "10s,1s"],
+            "queue.retry_delays = 10s,1s (from HERALD_QUEUE_RETRY_DELAYS) must be a comma-separated list"
+        ),
+        (
+            ["parked", "list", "--queue-prefix", "p"], [:],
+            "amqp.url is not set: give --amqp-url, set HERALD_AMQP_URL, or set amqp.url in the configuration file"
+        ),
+        (
+            ["parked", "replay", "--amqp-url", "amqp://u:pw-secret@127.0.0.1:1/"], [:],
+            "database.url is not set: give --database-url, set HERALD_DATABASE_URL, or set database.url in the "
+                + "configuration file"
+        ),
+    ])
+    func doctorAndParkedResolveTheSharedKeys(
+        _ arguments: [String], _ environment: [String: String], _ sentence: String
+    ) async throws {
+        let result = try await HeraldBinary.run(
+            arguments, environment: environment,
+            removing: ["HERALD_AMQP_URL", "HERALD_DATABASE_URL", "HERALD_CONFIG_FILE", "HERALD_QUEUE_TYPE"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains(sentence), "\(result.stderr)")
+        #expect(!result.stderr.contains("pw-secret") && !result.stdout.contains("pw-secret"))
     }
 }

@@ -53,6 +53,11 @@ import Testing
             // builds a worker itself (tests, embedding) serves it only when it asks for a port.
             #expect(resolved.operationsPort == 9464 && plain.operationsPort == nil)
             #expect(resolved.appsFile == path)
+            #expect(resolved.idempotencyRetention == plain.idempotencyRetention)
+            #expect(resolved.deadTokenRetention == plain.deadTokenRetention)
+            #expect(resolved.deliveryFailureRetention == plain.deliveryFailureRetention)
+            #expect(resolved.parkedRetention == plain.parkedRetention)
+            #expect(resolved.retentionInterval == plain.retentionInterval)
         }
     }
 
@@ -74,7 +79,8 @@ import Testing
                 .prefetch: "100", .batchPrefetch: "3", .batchSize: "250", .planAhead: "0", .smallJobGroup: "7",
                 .maxMessageBytes: "4096", .maxDeliveries: "5", .batchAttempts: "3", .pruneBreakerShare: "0.25",
                 .pruneBreakerMinimum: "50", .connections: "4", .sendConcurrency: "64", .requestTimeout: "1500ms",
-                .metricsHost: "0.0.0.0", .metricsPort: "0",
+                .metricsHost: "0.0.0.0", .metricsPort: "0", .finishedJobsRetention: "0", .deadTokensRetention: "12h",
+                .deliveryFailuresRetention: "45d", .parkedRetention: "90m", .retentionInterval: "30s",
             ]
             #expect(Set(flags.keys) == Set(WorkerCommand.keys).subtracting([.amqpURL, .databaseURL, .logLevel]))
             let settings = try ConfigurationResolver(flags: flags, environment: Self.urls, file: nil)
@@ -91,6 +97,11 @@ import Testing
             #expect(configuration.connectionsPerApp == 4 && configuration.sendConcurrency == 64)
             #expect(configuration.requestTimeout == .milliseconds(1500))
             #expect(configuration.operationsHost == "0.0.0.0" && configuration.operationsPort == nil)
+            #expect(configuration.idempotencyRetention == nil)
+            #expect(configuration.deadTokenRetention == .seconds(12 * 3600))
+            #expect(configuration.deliveryFailureRetention == .seconds(45 * 86_400))
+            #expect(configuration.parkedRetention == .seconds(90 * 60))
+            #expect(configuration.retentionInterval == .seconds(30))
         }
     }
 

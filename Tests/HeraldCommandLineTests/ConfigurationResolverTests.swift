@@ -38,6 +38,15 @@ import Testing
         Layers(
             key: .queueType, flag: "quorum", variable: "classic", file: "\"quorum\"",
             values: (.text("quorum"), .text("classic"), .text("quorum"))),
+        Layers(
+            key: .parkedRetention, flag: "12h", variable: "0", file: "\"90d\"",
+            values: (.period(.seconds(12 * 3600)), .period(nil), .period(.seconds(90 * 86_400)))),
+        Layers(
+            key: .finishedJobsRetention, flag: "30m", variable: "14d", file: "0",
+            values: (.period(.seconds(30 * 60)), .period(.seconds(14 * 86_400)), .period(nil))),
+        Layers(
+            key: .retentionInterval, flag: "1d", variable: "90s", file: "\"2h\"",
+            values: (.period(.seconds(86_400)), .period(.seconds(90)), .period(.seconds(7200)))),
     ]
 
     @Test(arguments: layers)
@@ -68,10 +77,14 @@ import Testing
             "HERALD_AMQP_URL": "amqp://a/", "HERALD_DATABASE_URL": "postgres://d/", "HERALD_APPS_FILE": "apps.json",
             "HERALD_LOG_LEVEL": "debug", "HERALD_METRICS_HOST": "127.0.0.2", "HERALD_METRICS_PORT": "0",
             "HERALD_API_HOST": "0.0.0.0", "HERALD_API_PORT": "9000", "HERALD_SCHEMAS_DIR": "/app/schemas",
+            "HERALD_FINISHED_JOBS_RETENTION": "0", "HERALD_DEAD_TOKENS_RETENTION": "180d",
+            "HERALD_DELIVERY_FAILURES_RETENTION": "12h", "HERALD_PARKED_RETENTION": "30m",
+            "HERALD_RETENTION_INTERVAL": "45s",
         ]
         let keys: [ConfigurationKey] = [
             .amqpURL, .databaseURL, .appsFile, .logLevel, .metricsHost, .metricsPort, .apiHost, .apiPort,
-            .schemasDirectory,
+            .schemasDirectory, .finishedJobsRetention, .deadTokensRetention, .deliveryFailuresRetention,
+            .parkedRetention, .retentionInterval,
         ]
         let resolved = try ConfigurationResolver(environment: environment, file: nil).resolve(keys)
         for key in keys {
@@ -119,6 +132,36 @@ import Testing
         (
             ["HERALD_AMQP_URL": "http://herald:hunter2@host/"], [:], nil,
             "amqp.url = http://herald:***@host/ (from HERALD_AMQP_URL) must be a URL starting with amqp:// or amqps://"
+        ),
+        (
+            ["HERALD_FINISHED_JOBS_RETENTION": "30s"], [:], nil,
+            "retention.finished_jobs = 30s (from HERALD_FINISHED_JOBS_RETENTION) must be 0 (keep for ever) or a whole "
+                + "number with a unit s, m, h or d (90d, 12h, 30m) from 1m to 3650d"
+        ),
+        (
+            ["HERALD_DEAD_TOKENS_RETENTION": "90 days"], [:], nil,
+            "retention.dead_tokens = 90 days (from HERALD_DEAD_TOKENS_RETENTION) must be 0 (keep for ever) or a whole "
+                + "number with a unit s, m, h or d (90d, 12h, 30m) from 1m to 3650d"
+        ),
+        (
+            [:], [.parkedRetention: "3651d"], nil,
+            "retention.parked = 3651d (from --parked-retention) must be 0 (keep for ever) or a whole number with a "
+                + "unit s, m, h or d (90d, 12h, 30m) from 1m to 3650d"
+        ),
+        (
+            [:], [.retentionInterval: "0"], nil,
+            "retention.interval = 0 (from --retention-interval) must be a whole number with a unit s, m, h or d "
+                + "(90d, 12h, 30m) from 10s to 1d"
+        ),
+        (
+            [:], [:], "{\"retention\": {\"delivery_failures\": 7}}",
+            "retention.delivery_failures = 7 (from the configuration file FILE) must be 0 (keep for ever) or a "
+                + "whole number with a unit s, m, h or d (90d, 12h, 30m) from 1m to 3650d"
+        ),
+        (
+            [:], [:], "{\"retention.interval\": 0}",
+            "retention.interval = 0 (from the configuration file FILE) must be a whole number with a unit s, m, h or "
+                + "d (90d, 12h, 30m) from 10s to 1d"
         ),
         (
             [:], [:], "{\"worker\": {\"prefech\": 5}}",

@@ -50,7 +50,10 @@ import Testing
     @Test(arguments: [
         (ServiceOptions.self as any ConfigurationOptions.Type, [ConfigurationKey.amqpURL, .databaseURL, .logLevel]),
         (QueueOptions.self, QueueOptions.keys),
+        (QueuePrefixOptions.self, [.queuePrefix]),
         (AppsFileOptions.self, [.appsFile]),
+        (MigrationOptions.self, [.schemasDirectory]),
+        (RetentionOptions.self, RetentionOptions.keys),
     ])
     func everyKeyOfAGroupIsSetByItsFlag(_ group: any ConfigurationOptions.Type, _ keys: [ConfigurationKey]) throws {
         for key in keys {
