@@ -6,7 +6,10 @@ import APNSCore
 /// A start goes to devices (`tokens`, `users`, `topic`, `all`): the worker sends it to each device's push-to-start
 /// token for `aps.attributes-type`. An update or an end goes to an activity (`target.activity`: its update tokens)
 /// or to a channel (`target.channel`: one broadcast). `target.activity_tokens` sends to tokens as given.
-public struct LiveActivityJob: Sendable, Hashable {
+///
+/// A class, so that `PreparedJob` (copied and destroyed for every job) carries one reference for it, nil for every
+/// other job.
+public final class LiveActivityJob: Sendable {
     /// `aps.event`.
     public enum Event: String, Sendable, Hashable, CaseIterable {
         case start, update, end
@@ -35,17 +38,17 @@ public struct LiveActivityJob: Sendable, Hashable {
         public var description: String { "\(kind) \(id)" }
     }
 
-    public var event: Event
+    public let event: Event
     /// `aps.attributes-type` (starts): which push-to-start token of a device the start goes to.
-    public var attributesType: String?
+    public let attributesType: String?
     /// Whether the event carries `aps.alert`: it lights the screen, so it asks for priority 10.
-    public var alerting: Bool
+    public let alerting: Bool
     /// `aps.timestamp` as the producer gave it (seconds); nil lets Herald set it.
-    public var timestamp: Int64?
+    public let timestamp: Int64?
     /// The activity or channel (nil for starts and for `activity_tokens`).
-    public var key: Key?
+    public let key: Key?
     /// Whether the target names the tokens themselves (`activity_tokens`): nothing left to resolve.
-    public var resolved: Bool
+    public let resolved: Bool
 
     /// Apple's limit for a broadcast's payload; a send to a device keeps the push type's 4,096.
     public static let broadcastPayloadSize = 5120
@@ -109,18 +112,19 @@ public struct LiveActivityJob: Sendable, Hashable {
             }
             attributesType = nil
         }
-        resolved = false
         switch target {
         case .activity(let id):
             guard event != .start else {
                 throw JobError(.invalidTarget, "a start goes to devices (tokens, users, topic, all), not an activity")
             }
             key = .activity(id)
+            resolved = false
         case .channel(let id):
             guard event != .start else {
                 throw JobError(.invalidTarget, "a start cannot be broadcast to a channel")
             }
             key = .channel(id)
+            resolved = false
         case .activityTokens:
             key = nil
             resolved = true
@@ -130,6 +134,7 @@ public struct LiveActivityJob: Sendable, Hashable {
                     .invalidTarget, "an \(name) goes to target.activity, target.channel or target.activity_tokens")
             }
             key = nil
+            resolved = false
         }
         if job.sendAt != nil, key != nil {
             // A scheduled update would take its turn against later ones by its creation time; keep it simple.
