@@ -1,4 +1,5 @@
 import APNSCore
+import Foundation
 
 /// What makes a job a Live Activity job (`push_type` `liveactivity`): its event, and what the worker resolves it
 /// with before anything is sent (docs/live-activities.md).
@@ -50,6 +51,9 @@ public final class LiveActivityJob: Sendable {
     /// Whether the target names the tokens themselves (`activity_tokens`): nothing left to resolve.
     public let resolved: Bool
 
+    /// How far ahead of now an `aps.timestamp` may be (clocks differ; an hour is far more than they do).
+    public static let maximumTimestampLead: Int64 = 3600
+
     /// Apple's limit for a broadcast's payload; a send to a device keeps the push type's 4,096.
     public static let broadcastPayloadSize = 5120
 
@@ -80,6 +84,12 @@ public final class LiveActivityJob: Sendable {
         if let value = aps["timestamp"] {
             guard let seconds = value.integerValue, (1...JobLimits.expiration.upperBound).contains(seconds) else {
                 throw JobError(.invalidNotification, "aps.timestamp must be a whole positive number of seconds")
+            }
+            // The newest event wins, on the device and in Herald's record of the activity: one from the future
+            // would make every later one look old.
+            guard seconds <= Int64(Date().timeIntervalSince1970) + Self.maximumTimestampLead else {
+                throw JobError(
+                    .invalidNotification, "aps.timestamp is more than an hour ahead of now (seconds since 1970)")
             }
             timestamp = seconds
         } else {

@@ -104,6 +104,25 @@ import Testing
         }
     }
 
+    @Test func anAppServingBothEnvironmentsIsRefusedRatherThanSentToTheWrongOne() async throws {
+        try await WorkerHarness.with { harness in
+            let devices = try await harness.importDevices(count: 1)
+            _ = try await harness.store.registerUpdateToken(
+                app: WorkerHarness.app, activityID: "trip", device: devices[0].token, token: Self.token(1, prefix: "0e"),
+                registeredBy: nil)
+            let worker = try harness.startWorker { $0.apps.apps[0].environments = [.sandbox, .production] }
+            try await harness.publish(Self.job("both", target: .activity("trip"), event: "update", step: 1))
+            _ = await harness.events.wait { events in
+                events.contains { if case .parked(_, let reason) = $0 { reason.contains("both environments") } else { false } }
+            }
+            #expect(try await harness.job("both")?.state == .failed)
+            #expect(harness.simulator.records.isEmpty)
+            // The token is not touched: nothing was sent, nothing pruned.
+            #expect(try await harness.store.updateTokens(app: WorkerHarness.app, activityID: "trip", limit: 10).entries.count == 1)
+            try await worker.stop()
+        }
+    }
+
     @Test func goneUpdateTokenIsPruned() async throws {
         let dead = Self.token(7, prefix: "dead")
         try await WorkerHarness.with {

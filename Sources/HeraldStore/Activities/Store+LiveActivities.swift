@@ -134,9 +134,12 @@ extension Store {
     /// nothing targeted (no token was registered). The row is written if the job has none yet (a superseded job that
     /// never reached the planner). Returns false if the job was already final.
     @discardableResult
-    public func endUnsentJob(_ job: JobKey, state: JobState, targetKind: String, reason: String?)
-        async throws(StoreError) -> Bool
-    {
+    ///
+    /// - Parameter unstartedOnly: end the job only if no worker has started it (no row, or a row the API enqueued):
+    ///   for a job whose message is superseded while another copy of it may be running elsewhere.
+    public func endUnsentJob(
+        _ job: JobKey, state: JobState, targetKind: String, reason: String?, unstartedOnly: Bool = false
+    ) async throws(StoreError) -> Bool {
         try await run("ending a job that sent nothing") {
             let rows = try await client.query(
                 """
@@ -144,7 +147,7 @@ extension Store {
                 VALUES (\(job.id), \(job.app), \(state.rawValue), \(targetKind), \(reason), true, now(), now())
                 ON CONFLICT (app_id, id) DO UPDATE SET
                     state = EXCLUDED.state, error = EXCLUDED.error, planned = true, finished_at = now()
-                WHERE NOT herald_job_is_final(jobs.state)
+                WHERE NOT herald_job_is_final(jobs.state) AND (NOT \(unstartedOnly) OR jobs.state = 'queued')
                 RETURNING 1
                 """,
                 logger: logger)

@@ -17,6 +17,10 @@ extension Store {
     public func setEventApps(with events: [String], without: [String]) async throws(StoreError) {
         try await run("recording the apps that have events") {
             try await client.withTransaction(logger: logger) { connection in
+                // One writer at a time: the trigger that switches the events triggers (schemas/025) must see the
+                // other writers' rows, or two workers, one adding the first app and one removing the last other,
+                // could leave them off with an app that has events.
+                try await connection.query("LOCK TABLE event_apps IN SHARE ROW EXCLUSIVE MODE", logger: logger)
                 try await connection.query(
                     "INSERT INTO event_apps (app_id) SELECT unnest(\(events)::text[]) ON CONFLICT DO NOTHING",
                     logger: logger)

@@ -55,7 +55,9 @@ struct JobConsumer: Sendable {
             enriched[metadataKey: "job"] = "\(job.id)"
             return enriched
         }
-        guard deliverer.clients.apps.app(job.app) != nil else {
+        // One look at the apps in use (they change on SIGHUP) for this delivery.
+        let apps = deliverer.clients.apps
+        guard let app = apps.app(job.app) else {
             let reason = "\(JobError.Code.unknownApp): app \(job.app.prefix(100)) is not in the apps file"
             let log = jobLogger
             return {
@@ -86,8 +88,11 @@ struct JobConsumer: Sendable {
             let log = jobLogger
             switch activityMailbox.offer(item, key: ActivityKey(app: job.app, key: key)) {
             case .queued: return nil
-            case .superseded(let older):
-                return { await supersede(older, by: item, consumer: consumer, logger: log) }
+            case .superseded(let older, let by):
+                return { await supersede(older, by: by, consumer: consumer, logger: log) }
+            case .copy(let copy):
+                // Another copy of a job in hand or waiting (a redelivery, a producer's retry): that one goes on.
+                return { try? await consumer.ack(copy.delivery) }
             case .run(let first):
                 return {
                     var next: SmallJobQueue.Item? = first
@@ -98,7 +103,7 @@ struct JobConsumer: Sendable {
                 }
             }
         }
-        if isSmall(job) {
+        if isSmall(job, app: app) {
             // Delivered with the other small jobs in hand: a few statements per group instead of several per job.
             // The task that finds no group under way delivers groups until none is left.
             guard smallJobs.add(item) else { return nil }
@@ -114,12 +119,11 @@ struct JobConsumer: Sendable {
     /// schedule, for an app that sends every device to one environment and has no send rate of its own: most jobs,
     /// in most deployments. (Groups
     /// read nothing per device; an app serving both environments needs each device's.)
-    private func isSmall(_ job: PreparedJob) -> Bool {
+    private func isSmall(_ job: PreparedJob, app: AppConfiguration) -> Bool {
         guard case .tokens(let tokens) = job.audience, job.liveActivity == nil else { return false }
         return tokens.count <= configuration.batchSize && job.sendAt == nil
-            && deliverer.clients.apps.sendRate(app: job.app, throttle: job.throttlePerSecond) == nil
-            && !job.template.variesPerDevice
-            && deliverer.clients.apps.app(job.app)?.sendsPerDeviceEnvironment != true
+            && (app.maxPerSecond == nil && job.throttlePerSecond == nil) && !job.template.variesPerDevice
+            && !app.sendsPerDeviceEnvironment
     }
 
     /// Registers and plans one job (delivering it here if it fits in one batch), holding the job's planning claim:

@@ -12,9 +12,11 @@ struct ActivityKey: Sendable, Hashable {
 
 /// Coalesces the updates and ends of one activity (or channel) that a worker holds at once: while one is being
 /// resolved and sent, the newest that arrived since waits, and a newer one replaces it (the replaced job is
-/// cancelled as superseded). So a burst of score updates behind a slow send goes out as its first and its last, in
-/// the order the broker delivered them; PostgreSQL's record of the newest event (`Store.resolveLiveActivity`) does
-/// the same across workers and for events that come back late (retries, redeliveries).
+/// cancelled as superseded). So a burst of score updates behind a slow send goes out as its first and its last.
+/// "Newer" is the event's timestamp (`aps.timestamp`, else the publish time), arrival order between equals: an older
+/// event that comes late (a retry, a redelivery) is the one superseded, never the newer one that waits. A second
+/// copy of a job already in hand or waiting (a redelivery, a producer publishing again) changes nothing and is
+/// acknowledged. PostgreSQL's record of the newest event (`Store.resolveLiveActivity`) does the same across workers.
 final class LiveActivityMailbox: Sendable {
     /// What to do with an offered job.
     enum Offer: Sendable {
@@ -22,11 +24,14 @@ final class LiveActivityMailbox: Sendable {
         case run(SmallJobQueue.Item)
         /// It waits behind the job in hand.
         case queued
-        /// It waits behind the job in hand, replacing this older waiting one, which is superseded.
-        case superseded(SmallJobQueue.Item)
+        /// One of two waiting jobs is superseded by the other, which waits.
+        case superseded(SmallJobQueue.Item, by: SmallJobQueue.Item)
+        /// A copy of a job in hand or waiting: acknowledge it, nothing else.
+        case copy(SmallJobQueue.Item)
     }
 
     private struct Slot {
+        var inHand: String
         var waiting: SmallJobQueue.Item?
     }
 
@@ -35,13 +40,19 @@ final class LiveActivityMailbox: Sendable {
     func offer(_ item: SmallJobQueue.Item, key: ActivityKey) -> Offer {
         slots.withLock { slots in
             guard var slot = slots[key] else {
-                slots[key] = Slot(waiting: nil)
+                slots[key] = Slot(inHand: item.job.id, waiting: nil)
                 return .run(item)
             }
-            let older = slot.waiting
+            if item.job.id == slot.inHand || item.job.id == slot.waiting?.job.id { return .copy(item) }
+            guard let waiting = slot.waiting else {
+                slot.waiting = item
+                slots[key] = slot
+                return .queued
+            }
+            if Self.timestamp(of: item) < Self.timestamp(of: waiting) { return .superseded(item, by: waiting) }
             slot.waiting = item
             slots[key] = slot
-            return older.map { .superseded($0) } ?? .queued
+            return .superseded(waiting, by: item)
         }
     }
 
@@ -52,9 +63,14 @@ final class LiveActivityMailbox: Sendable {
                 slots[key] = nil
                 return nil
             }
-            slots[key] = Slot(waiting: nil)
+            slots[key] = Slot(inHand: next.job.id, waiting: nil)
             return next
         }
+    }
+
+    /// The event's time in seconds: its `aps.timestamp`, else when it was published, else 0 (arrival order).
+    static func timestamp(of item: SmallJobQueue.Item) -> Int64 {
+        item.job.liveActivity?.timestamp ?? item.publishedAt.map { $0 / 1000 } ?? 0
     }
 }
 
@@ -65,11 +81,15 @@ extension JobConsumer {
         async
     {
         let job = older.job
+        let ended: Bool
         do {
-            try await outages.untilDone("cancelling a superseded job") {
+            // A job another worker has started (this message a copy of it) is left to that worker.
+            ended = try await outages.untilDone("cancelling a superseded job") {
                 try await store.endUnsentJob(
                     job.key, state: .cancelled, targetKind: job.audience.kind,
-                    reason: "superseded: job \(newer.job.id) carries a newer event of \(job.liveActivity?.key?.description ?? "the activity")")
+                    reason: "superseded: job \(newer.job.id) carries a newer event of "
+                        + (job.liveActivity?.key?.description ?? "the activity"),
+                    unstartedOnly: true)
             }
         } catch {
             await fail(older.delivery, job: job, error: error, consumer: consumer, logger: logger)
@@ -77,7 +97,7 @@ extension JobConsumer {
         }
         LiveActivityStage.count(job.liveActivity?.event ?? .update, priority: nil, why: "superseded")
         logger.info("Live Activity event superseded while it waited", metadata: ["newer_job": "\(newer.job.id)"])
-        guard (try? await consumer.ack(older.delivery)) != nil else { return }
+        guard (try? await consumer.ack(older.delivery)) != nil, ended else { return }
         configuration.onJobHandled?(.finished(app: job.app, id: job.id, state: .cancelled))
     }
 }

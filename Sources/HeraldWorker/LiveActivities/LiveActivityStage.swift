@@ -42,6 +42,14 @@ struct LiveActivityStage: Sendable {
         guard let app = apps().app(job.app) else {
             throw JobError(.unknownApp, "app \(job.app.prefix(100)) is not in the apps file")
         }
+        if app.sendsPerDeviceEnvironment, live.key.map({ if case .channel = $0 { false } else { true } }) ?? true {
+            // Activity tokens would go to the app's default environment, and a token of the other one would be
+            // answered BadDeviceToken and pruned: refused until tokens carry their device's environment.
+            throw JobError(
+                .invalidTarget,
+                "Live Activity tokens of app \(job.app.prefix(100)) cannot be sent yet: it serves both environments "
+                    + "(environments in the apps file); broadcast to a channel instead")
+        }
         if case .channel(let channel)? = live.key {
             guard let broadcasts else {
                 throw JobError(.invalidTarget, "this worker was started without broadcast channels support")
