@@ -8,3 +8,7 @@
 # The alternation script is ../2026-11-24-pipeline-issues-16-17-bench-method-of-1482bf4/commands.sh:
 #   before-*.json: commands.sh jobs 100000 3 OUT 1482bf4 head
 #   *.json:        commands.sh jobs 100000 3 OUT 1482bf4 head c025
+# Later the same day, with the review mends (04fa842: PreparedJob's Live Activity part boxed, one apps lookup per
+# delivery) as the label "final" (04fa842 + the bench method of 1482bf4):
+#   final-seq-*.json: commands.sh jobs 100000 3 OUT 1482bf4 c025 final
+#   swapped-*.json:   commands.sh jobs 100000 3 OUT final 1482bf4      (the other order)
