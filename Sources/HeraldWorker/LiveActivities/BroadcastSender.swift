@@ -110,10 +110,14 @@ struct BroadcastSender: Sendable {
         return .failed
     }
 
-    /// `herald_live_activity_broadcasts_total{outcome, reason}`.
+    /// `herald_live_activity_broadcasts_total{outcome, reason}`. The reason is APNs' (a word such as
+    /// `ChannelNotRegistered`); anything else an endpoint answers counts as `other`, so the label stays bounded.
     static func count(_ outcome: String, reason: String) {
-        Counter(label: "herald_live_activity_broadcasts_total", dimensions: [("outcome", outcome), ("reason", reason)])
-            .increment()
+        let bounded = reason.utf8.count <= 40 && reason.unicodeScalars.allSatisfy { $0.properties.isAlphabetic }
+        Counter(
+            label: "herald_live_activity_broadcasts_total",
+            dimensions: [("outcome", outcome), ("reason", bounded ? reason : "other")]
+        ).increment()
     }
 }
 
