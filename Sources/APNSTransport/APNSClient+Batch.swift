@@ -211,10 +211,11 @@ private final class BatchSend: Sendable {
         }
     }
 
-    /// Sends the next requests while the window and the client's room allow.
-    private func pump() {
+    /// Sends the next requests while the window and the client's room allow, on the connection in `slot` when it
+    /// is as free as any (the one that just answered).
+    private func pump(preferring slot: Int? = nil) {
         while let index = state.withLock({ $0.take(below: concurrency) }) {
-            switch client.tryAcquire() {
+            switch client.tryAcquire(preferring: slot) {
             case .leased(let lease):
                 send(index, on: lease)
             case .fail(let error):
@@ -272,14 +273,20 @@ private final class BatchSend: Sendable {
                 bearerToken: bearerToken,
                 receiver: .batch { result in
                     self.client.finish(lease, with: result)
-                    self.finished(index, request, result, since: start)
+                    self.finished(index, request, result, since: start, slot: lease.slot)
                 }
             )
         )
     }
 
     /// A try ended: its result is final, or the transport retries it after the batch.
-    private func finished(_ index: Int, _ request: APNSRequest, _ result: APNSStreamResult, since start: NIODeadline) {
+    private func finished(
+        _ index: Int,
+        _ request: APNSRequest,
+        _ result: APNSStreamResult,
+        since start: NIODeadline,
+        slot: Int
+    ) {
         let final = APNSClient.finalResult(ofFirstTry: result)
         if let final { report(final, of: index, since: start) }
         let (wake, more) = state.withLock { state in
@@ -295,7 +302,7 @@ private final class BatchSend: Sendable {
         if wake != nil {
             resume(wake)
         } else if more {
-            pump()
+            pump(preferring: slot)
         }
     }
 

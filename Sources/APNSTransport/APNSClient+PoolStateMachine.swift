@@ -45,8 +45,12 @@ extension APNSClient {
 
         /// Takes room for one request and picks the connection with the fewest outstanding requests, creating one
         /// (with `makeConnection`) in an empty slot. Waits (`waiterID` given) when the client is full.
+        /// `preferring` is a slot to take when it has as few outstanding requests as any: a batch sends its next
+        /// request on the connection that just answered, whose handler then writes it with that connection's other
+        /// new requests.
         mutating func acquire(
             waiter: (id: Int, continuation: Waiter)?,
+            preferring preferred: Int? = nil,
             makeConnection: () -> Connection
         ) -> AcquireAction {
             guard case .running = phase else {
@@ -57,13 +61,18 @@ extension APNSClient {
                 return .wait
             }
             outstanding += 1
-            return .leased(lease(makeConnection: makeConnection))
+            return .leased(lease(preferring: preferred, makeConnection: makeConnection))
         }
 
-        private mutating func lease(makeConnection: () -> Connection) -> Lease {
+        private mutating func lease(preferring preferred: Int? = nil, makeConnection: () -> Connection) -> Lease {
             var best = 0
             for index in slots.indices where slots[index].outstanding < slots[best].outstanding {
                 best = index
+            }
+            if let preferred, slots.indices.contains(preferred), slots[preferred].connection != nil,
+                slots[preferred].outstanding == slots[best].outstanding
+            {
+                best = preferred
             }
             slots[best].outstanding += 1
             if let connection = slots[best].connection {

@@ -261,9 +261,11 @@ public final class APNSClient: Sendable {
 
     /// Room and a connection if the client has room now; never waits. Whoever takes a lease of a new connection from
     /// the pool starts it, once: here, in `waitForRoom`, or in `release` for the waiter it passes room to.
-    func tryAcquire() -> Pool.AcquireAction {
+    func tryAcquire(preferring slot: Int? = nil) -> Pool.AcquireAction {
         if case .failure(let error) = sslContext { return .fail(error) }
-        let action = pool.withLock { pool in pool.acquire(waiter: nil, makeConnection: makeConnection) }
+        let action = pool.withLock { pool in
+            pool.acquire(waiter: nil, preferring: slot, makeConnection: makeConnection)
+        }
         if case .leased(let lease) = action, lease.isNew { start(lease.connection) }
         return action
     }

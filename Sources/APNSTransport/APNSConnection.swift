@@ -29,6 +29,10 @@ final class APNSConnection: Sendable {
     private let state: Mutex<State> = Mutex(.connecting(inbox: []))
     private let closed: EventLoopPromise<Void>
     private let channel = Mutex<(any Channel)?>(nil)
+    /// The running handler, for requests handed over on the event loop itself (a batch sending its next request
+    /// from the answer to the previous one): they go straight to the handler, without the inbox, its lock and a
+    /// drain task. Set while the session runs; read and written only on the event loop.
+    private let handlerOnLoop: NIOLoopBoundBox<APNSConnectionHandler?>
     private let onUnusable: @Sendable (APNSConnection) -> Void
     private let configuration: APNSClientConfiguration
     private let sslContext: NIOSSLContext
@@ -49,6 +53,7 @@ final class APNSConnection: Sendable {
         self.id = id
         self.eventLoop = eventLoop
         self.closed = eventLoop.makePromise()
+        self.handlerOnLoop = .makeEmptyBox(valueType: APNSConnectionHandler.self, eventLoop: eventLoop)
         self.configuration = configuration
         self.sslContext = sslContext
         self.metrics = metrics
@@ -128,6 +133,7 @@ final class APNSConnection: Sendable {
     /// Hands a request to the connection. If the connection no longer takes requests the receiver gets a retry (or the
     /// connection's failure) at once, so the caller never waits on a dead connection.
     func enqueue(_ request: APNSPendingRequest) {
+        if eventLoop.inEventLoop, let handler = handlerOnLoop.value, handler.acceptOnLoop(request) { return }
         enum Action {
             case none
             case schedule(NIOLoopBound<APNSConnectionHandler>)
@@ -205,6 +211,7 @@ final class APNSConnection: Sendable {
             state = .active(handler: handler, inbox: [], drainScheduled: false)
             return inbox
         }
+        if result != nil { handlerOnLoop.value = handler.value }
         guard let result else {
             // Shut down while connecting: close right away.
             handler.value.beginShutdown()
@@ -237,7 +244,10 @@ final class APNSConnection: Sendable {
 
     /// The channel is closing and its streams are about to be failed: the pool stops choosing it first, so that
     /// requests sent in answer to those failures go to another connection.
-    func handlerWillClose() { onUnusable(self) }
+    func handlerWillClose() {
+        handlerOnLoop.value = nil
+        onUnusable(self)
+    }
 
     /// The channel closed (or never opened): fail or hand back what is still queued, once.
     func handlerDidClose(_ error: APNSTransportError) {

@@ -50,6 +50,14 @@ private func handler(_ userData: UnsafeMutableRawPointer?) -> APNSConnectionHand
     Unmanaged<APNSConnectionHandler>.fromOpaque(userData!).takeUnretainedValue()
 }
 
+/// The stream a callback is about: nghttp2 holds each request's `APNSStream` as its stream user data (unretained; the
+/// handler's `streams` keeps it alive until the stream closes), which spares a dictionary lookup per callback.
+@inline(__always)
+private func stream(_ session: OpaquePointer?, _ id: Int32) -> APNSStream? {
+    guard let session, let pointer = nghttp2_session_get_stream_user_data(session, id) else { return nil }
+    return Unmanaged<APNSStream>.fromOpaque(pointer).takeUnretainedValue()
+}
+
 @inline(__always)
 private func bytesEqual(_ pointer: UnsafePointer<UInt8>, _ length: Int, _ literal: StaticString) -> Bool {
     guard length == literal.utf8CodeUnitCount else { return false }
@@ -60,13 +68,26 @@ private func bytesEqual(_ pointer: UnsafePointer<UInt8>, _ length: Int, _ litera
 
 /// A response header: `:status`, `apns-id` and `apns-unique-id` are kept; the rest is ignored.
 private let apnsOnHeader: nghttp2_on_header_callback = {
-    _, frame, name, nameLength, value, valueLength, _, userData in
-    guard let frame, let name, let value,
-        herald_nghttp2_frame_type(frame) == UInt8(NGHTTP2_HEADERS.rawValue)
-    else { return 0 }
-    let handler = handler(userData)
-    guard let stream = handler.streams[herald_nghttp2_frame_stream_id(frame)] else { return 0 }
+    session, frame, name, nameLength, value, valueLength, _, _ in
+    guard let frame, let name, let value, herald_nghttp2_frame_type(frame) == UInt8(NGHTTP2_HEADERS.rawValue) else {
+        return 0
+    }
+    // The name first: most response headers (server, date, content-type, …) are not wanted, and are skipped
+    // without looking the stream up.
+    enum Wanted { case status, apnsID, apnsUniqueID }
+    let wanted: Wanted
     if bytesEqual(name, nameLength, ":status") {
+        wanted = .status
+    } else if bytesEqual(name, nameLength, "apns-id") {
+        wanted = .apnsID
+    } else if bytesEqual(name, nameLength, "apns-unique-id") {
+        wanted = .apnsUniqueID
+    } else {
+        return 0
+    }
+    guard let stream = stream(session, herald_nghttp2_frame_stream_id(frame)) else { return 0 }
+    switch wanted {
+    case .status:
         var status = 0
         for index in 0..<valueLength {
             let digit = value[index]
@@ -75,9 +96,9 @@ private let apnsOnHeader: nghttp2_on_header_callback = {
         }
         // Interim (1xx) responses are not the answer.
         if status >= 200 { stream.status = status }
-    } else if bytesEqual(name, nameLength, "apns-id") {
+    case .apnsID:
         stream.apnsID = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
-    } else if bytesEqual(name, nameLength, "apns-unique-id") {
+    case .apnsUniqueID:
         stream.apnsUniqueID = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
     }
     return 0
@@ -85,8 +106,8 @@ private let apnsOnHeader: nghttp2_on_header_callback = {
 
 /// A piece of a response body (APNs' error JSON).
 private let apnsOnDataChunk: nghttp2_on_data_chunk_recv_callback = {
-    _, _, streamID, data, length, userData in
-    guard let data, let stream = handler(userData).streams[streamID] else { return 0 }
+    session, _, streamID, data, length, _ in
+    guard let data, let stream = stream(session, streamID) else { return 0 }
     let room = APNSStream.maximumResponseBody - stream.responseBody.count
     if room > 0 {
         stream.responseBody.append(contentsOf: UnsafeBufferPointer(start: data, count: min(room, length)))
@@ -125,8 +146,8 @@ private let apnsOnFrameNotSent: nghttp2_on_frame_not_send_callback = { _, frame,
 
 /// Feeds a request's payload to nghttp2 (copied into its DATA frame buffer).
 let apnsReadRequestBody: nghttp2_data_source_read_callback = {
-    _, streamID, buffer, length, dataFlags, _, userData in
-    guard let buffer, let dataFlags, let stream = handler(userData).streams[streamID] else {
+    session, streamID, buffer, length, dataFlags, _, _ in
+    guard let buffer, let dataFlags, let stream = stream(session, streamID) else {
         return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
     }
     let count = stream.request.payload.withUnsafeBytes { payload -> Int in

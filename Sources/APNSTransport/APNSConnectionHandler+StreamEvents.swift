@@ -25,6 +25,7 @@ extension APNSConnectionHandler {
     /// A request's HEADERS could not be sent: the request never left.
     func requestWasNotSent(_ id: Int32, libraryError: Int32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
+        if let session { nghttp2_session_set_stream_user_data(session, id, nil) }
         metrics.streamsInFlight.decrement()
         stream.complete(.notSent(.nghttp2(libraryError, "the request could not be sent on this connection")))
     }

@@ -29,6 +29,8 @@ extension APNSConnectionHandler {
         if !expired.isEmpty, let session {
             for id in expired {
                 guard let stream = streams.removeValue(forKey: id) else { continue }
+                // nghttp2 may still call back about the stream until the reset is processed: it must not find it.
+                nghttp2_session_set_stream_user_data(session, id, nil)
                 metrics.streamsInFlight.decrement()
                 nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_CANCEL.rawValue)
                 stream.complete(.failure(APNSTransportError(.timeout, "APNs did not answer within the timeout")))

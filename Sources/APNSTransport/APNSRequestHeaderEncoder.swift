@@ -94,7 +94,8 @@ struct APNSRequestHeaderEncoder: ~Copyable {
                     flags: field.flags | UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue)
                 )
             }
-            return nghttp2_submit_request(session, nil, nva, count, provider, nil)
+            // The stream is the stream's user data, unretained: the handler's `streams` holds it while it is open.
+            return nghttp2_submit_request(session, nil, nva, count, provider, Unmanaged.passUnretained(stream).toOpaque())
         }
     }
 

@@ -32,11 +32,18 @@ struct BenchAPNSCommand: AsyncParsableCommand {
     @Option(help: "Event-loop threads.") var threads = 1
     @Option(help: "Payload size in bytes.") var size = 250
     @Flag(help: "Print one JSON object instead of text.") var json = false
+    @Option(
+        help: """
+            How the requests go to the client: batch (one sendAll with connections × streams in flight, as the \
+            worker's deliverer sends) or send (connections × streams tasks each calling send in a loop).
+            """)
+    var api = "batch"
 
     func run() async throws {
         guard connections > 0, streams > 0, count > 0, threads > 0, size >= 20 else {
             throw ValidationError("--connections, --streams, --count and --threads must be positive; --size ≥ 20")
         }
+        guard api == "batch" || api == "send" else { throw ValidationError("--api must be batch or send") }
         guard let url = URL(string: endpoint), let host = url.host else {
             throw ValidationError("--endpoint must be a URL like https://127.0.0.1:58443")
         }
@@ -68,7 +75,10 @@ struct BenchAPNSCommand: AsyncParsableCommand {
         let cpuBefore = Self.cpuSeconds()
         let start = NIODeadline.now()
         let senders = min(connections * streams, count)
-        let (latencies, failed) = try await withThrowingTaskGroup(of: ([Int64], Int).self) { tasks in
+        let (latencies, failed) =
+            api == "batch"
+            ? await Self.sendBatch(client, request, count: count, concurrency: senders)
+            : try await withThrowingTaskGroup(of: ([Int64], Int).self) { tasks in
             for sender in 0..<senders {
                 let share = count / senders + (sender < count % senders ? 1 : 0)
                 tasks.addTask {
@@ -122,6 +132,31 @@ struct BenchAPNSCommand: AsyncParsableCommand {
         }
     }
 
+    /// Sends `count` copies of `request` as one `sendAll` (the worker's deliverer's path: answers taken on the event
+    /// loop, each sending the next request); returns each request's latency and how many were not answered 200.
+    static func sendBatch(
+        _ client: APNSClient,
+        _ request: APNSRequest,
+        count: Int,
+        concurrency: Int
+    ) async -> ([Int64], Int) {
+        let times = RequestTimes(count: count)
+        let answers = await client.sendAll(
+            count: count,
+            concurrency: concurrency,
+            request: { index in
+                times.sent(index)
+                return request
+            },
+            onAnswer: { index, _ in times.answered(index) }
+        )
+        let failed = answers.count { answer in
+            guard case .success(let outcome) = answer else { return true }
+            return outcome.status != 200
+        }
+        return (times.latencies(), failed)
+    }
+
     /// A 64-hex-digit token and a payload of exactly `size` bytes.
     static func makeRequest(size: Int) -> APNSRequest {
         let prefix = #"{"aps":{"alert":""#
@@ -144,4 +179,32 @@ struct BenchAPNSCommand: AsyncParsableCommand {
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
+}
+
+/// When each request of a batch was handed to the client and answered, in nanoseconds of uptime: one slot per
+/// request, each written by the client's callbacks for that request only (preallocated, so that recording costs the
+/// run no allocation).
+private final class RequestTimes: @unchecked Sendable {
+    private let sentAt: UnsafeMutableBufferPointer<UInt64>
+    private let took: UnsafeMutableBufferPointer<Int64>
+
+    init(count: Int) {
+        sentAt = .allocate(capacity: count)
+        sentAt.initialize(repeating: 0)
+        took = .allocate(capacity: count)
+        took.initialize(repeating: 0)
+    }
+
+    deinit {
+        sentAt.deallocate()
+        took.deallocate()
+    }
+
+    func sent(_ index: Int) { sentAt[index] = NIODeadline.now().uptimeNanoseconds }
+
+    func answered(_ index: Int) {
+        took[index] = Int64(NIODeadline.now().uptimeNanoseconds &- sentAt[index])
+    }
+
+    func latencies() -> [Int64] { Array(took) }
 }

@@ -48,7 +48,7 @@ extension ConfigurationKey {
         "Batches a worker delivers at once (AMQP prefetch on the batches queue).")
     package static let batchSize = ConfigurationKey(
         "worker.batch_size", environment: "HERALD_WORKER_BATCH_SIZE", flag: "batch-size", kind: .integer(1...10_000),
-        default: .integer(1000), "Devices per batch: the unit workers share, retry, and may duplicate after a crash.")
+        default: .integer(5000), "Devices per batch: the unit workers share, retry, and may duplicate after a crash.")
     package static let planAhead = ConfigurationKey(
         "worker.plan_ahead", environment: "HERALD_WORKER_PLAN_AHEAD", flag: "plan-ahead",
         kind: .integer(0...1_000_000), default: .integer(100),

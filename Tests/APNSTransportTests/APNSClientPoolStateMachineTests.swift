@@ -11,12 +11,13 @@ import Testing
 
     private typealias Pool = APNSClient.PoolStateMachine<FakeConnection>
 
-    private func lease(_ pool: inout Pool, counter: inout Int) -> Pool.Lease? {
+    private func lease(_ pool: inout Pool, counter: inout Int, preferring slot: Int? = nil) -> Pool.Lease? {
         var made = counter
         defer { counter = made }
         guard
             case .leased(let lease) = pool.acquire(
                 waiter: nil,
+                preferring: slot,
                 makeConnection: {
                     made += 1
                     return FakeConnection(id: made)
@@ -39,6 +40,26 @@ import Testing
         let fourth = lease(&pool, counter: &made)!
         #expect(fourth.connection.id == 2)
         #expect(made == 2)
+    }
+
+    @Test func aPreferredConnectionIsTakenOnlyWhenItIsAsFreeAsAny() {
+        var pool = Pool(connections: 3, limit: 10)
+        var made = 0
+        let leases = (0..<3).map { _ in lease(&pool, counter: &made)! }
+        #expect(leases.map(\.slot) == [0, 1, 2])
+        // All three hold one: a tie, and the preferred slot wins it over the first.
+        let onTwo = lease(&pool, counter: &made, preferring: 2)!
+        #expect(onTwo.slot == 2 && !onTwo.isNew)
+        // Slot 2 now holds two, the others one: the preference gives way to the least busy.
+        let elsewhere = lease(&pool, counter: &made, preferring: 2)!
+        #expect(elsewhere.slot == 0)
+        // A slot that does not exist, or whose connection is gone, is no preference at all.
+        let outOfRange = lease(&pool, counter: &made, preferring: 7)!
+        #expect(outOfRange.slot == 1)
+        pool.connectionUnusable(leases[2].connection)
+        let afterLoss = lease(&pool, counter: &made, preferring: 2)!
+        #expect(afterLoss.slot == 2 && afterLoss.isNew)
+        #expect(made == 4)
     }
 
     @Test func fullPoolMakesCallersWaitAndReleasePassesTheRoomOn() {
