@@ -81,6 +81,9 @@ import Testing
             let finishedAt = EventCollector<(id: String, at: ContinuousClock.Instant)>()
             let workers = try (0..<2).map { _ in
                 try harness.startWorker { configuration in
+                    // Batches of 1,000: A's 200 of them then outnumber the planning window (100), so its planning is
+                    // paced as a larger broadcast's would be with the default 5,000 per batch.
+                    configuration.batchSize = 1000
                     let record = configuration.onJobHandled
                     configuration.onJobHandled = { event in
                         record?(event)
