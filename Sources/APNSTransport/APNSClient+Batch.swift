@@ -90,7 +90,15 @@ extension APNSClient {
 /// Every decision about the caller's task is taken under the one lock that also counts what is in flight: the
 /// caller sleeps while something is in flight and is woken, with what to do next, by whoever brings that count
 /// to zero.
-private final class BatchSend: Sendable {
+final class BatchSend: Sendable {
+    /// What travels with each request of the batch to its result: its index, its room in the client and when it
+    /// was handed over.
+    struct Ticket: Sendable {
+        var index: Int
+        var lease: APNSClient.Pool.Lease
+        var start: NIODeadline
+    }
+
     /// What the caller does when nothing of the batch is in flight.
     enum Next {
         /// Every request is answered or skipped.
@@ -213,8 +221,10 @@ private final class BatchSend: Sendable {
 
     /// Sends the next requests while the window and the client's room allow, on the connection in `slot` when it
     /// is as free as any (the one that just answered).
-    private func pump(preferring slot: Int? = nil) {
-        while let index = state.withLock({ $0.take(below: concurrency) }) {
+    private func pump(preferring slot: Int? = nil, taken: Int? = nil) {
+        var taken = taken
+        while let index = taken ?? state.withLock({ $0.take(below: concurrency) }) {
+            taken = nil
             switch client.tryAcquire(preferring: slot) {
             case .leased(let lease):
                 send(index, on: lease)
@@ -266,17 +276,19 @@ private final class BatchSend: Sendable {
             resume(wake)
             return
         }
-        let start = NIODeadline.now()
         lease.connection.enqueue(
             APNSPendingRequest(
                 request: request,
                 bearerToken: bearerToken,
-                receiver: .batch { result in
-                    self.client.finish(lease, with: result)
-                    self.finished(index, request, result, since: start, slot: lease.slot)
-                }
+                receiver: .batch(self, Ticket(index: index, lease: lease, start: .now()))
             )
         )
+    }
+
+    /// A request's try ended, wherever its connection reports it (the event loop as a rule).
+    func tried(_ ticket: Ticket, _ request: APNSRequest, _ result: APNSStreamResult) {
+        client.finish(ticket.lease, with: result)
+        finished(ticket.index, request, result, since: ticket.start, slot: ticket.lease.slot)
     }
 
     /// A try ended: its result is final, or the transport retries it after the batch.
@@ -289,20 +301,23 @@ private final class BatchSend: Sendable {
     ) {
         let final = APNSClient.finalResult(ofFirstTry: result)
         if let final { report(final, of: index, since: start) }
-        let (wake, more) = state.withLock { state in
+        let concurrency = self.concurrency
+        let (wake, next) = state.withLock { state in
             state.inFlight -= 1
             if let final {
                 state.results[index] = final
             } else {
                 state.retries.append((index, (request, result)))
             }
-            // With nothing in flight the caller takes over, unless there is more to send now.
-            return (state.wakeCaller(if: !state.canSendMore), state.canSendMore)
+            // With nothing in flight the caller takes over, unless there is more to send now: then the next request
+            // is taken here, under the same lock.
+            let wake = state.wakeCaller(if: !state.canSendMore)
+            return (wake, wake == nil ? state.take(below: concurrency) : nil)
         }
         if wake != nil {
             resume(wake)
-        } else if more {
-            pump(preferring: slot)
+        } else if let next {
+            pump(preferring: slot, taken: next)
         }
     }
 

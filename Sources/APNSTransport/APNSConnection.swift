@@ -163,7 +163,7 @@ final class APNSConnection: Sendable {
         case .reject(let result):
             // Later, on the event loop: a batch answers a rejection by enqueueing its next request, which must not
             // recurse through here once per request of the batch.
-            eventLoop.execute { request.receiver.deliver(result) }
+            eventLoop.execute { request.receiver.deliver(result, for: request.request) }
         }
     }
 
@@ -273,7 +273,8 @@ final class APNSConnection: Sendable {
         // Requests that waited for a connection that never came up fail with its error: retrying them on a fresh
         // connection would most likely fail the same way (bad trust, unreachable host).
         for request in inbox {
-            request.receiver.deliver(wasConnecting ? .failure(error) : Self.resultForUnsent(error))
+            request.receiver.deliver(
+                wasConnecting ? .failure(error) : Self.resultForUnsent(error), for: request.request)
         }
         logger.debug("APNs connection closed", metadata: ["reason": "\(error)"])
         closed.succeed()

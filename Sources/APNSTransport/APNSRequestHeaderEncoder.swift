@@ -118,13 +118,28 @@ struct APNSRequestHeaderEncoder: ~Copyable {
     }
 
     private mutating func appendDecimal(_ value: Int64) {
+        Self.appendDecimal(value, to: &scratch)
+    }
+
+    /// Appends `value` in decimal ASCII to `bytes`.
+    static func appendDecimal(_ value: Int64, to scratch: inout [UInt8]) {
         if value < 0 { scratch.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
+        let magnitude = value.magnitude
+        var digits = 1
+        var power: UInt64 = 10
+        while digits < 20, magnitude >= power {
+            digits += 1
+            power = power &* 10
+        }
+        // Written in place, most significant digit first: no reversal, no slice.
         let start = scratch.count
-        repeat {
-            scratch.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        scratch[start...].reverse()
+        scratch.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            var rest = magnitude
+            for index in stride(from: start + digits - 1, through: start, by: -1) {
+                buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            }
+        }
     }
 }

@@ -16,15 +16,16 @@ enum APNSStreamResult: Sendable {
 }
 
 /// Who takes a request's result: the task of one `send`, or a batch (``APNSClient/sendAll(count:concurrency:request:onAnswer:)``)
-/// that takes each result where it arrives, on the event loop, without waking a task per request.
+/// that takes each result where it arrives, on the event loop, without waking a task per request (and without a
+/// closure per request: the batch and the request's ticket travel with it).
 enum APNSResultReceiver: Sendable {
     case task(CheckedContinuation<APNSStreamResult, Never>)
-    case batch(@Sendable (APNSStreamResult) -> Void)
+    case batch(BatchSend, BatchSend.Ticket)
 
-    func deliver(_ result: APNSStreamResult) {
+    func deliver(_ result: APNSStreamResult, for request: APNSRequest) {
         switch self {
         case .task(let continuation): continuation.resume(returning: result)
-        case .batch(let receive): receive(result)
+        case .batch(let batch, let ticket): batch.tried(ticket, request, result)
         }
     }
 }
@@ -83,7 +84,7 @@ final class APNSStream {
         state = .done
         guard let receiver else { return }
         self.receiver = nil
-        receiver.deliver(result)
+        receiver.deliver(result, for: request)
     }
 
     /// The outcome built from what the server sent.
