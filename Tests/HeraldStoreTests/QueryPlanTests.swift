@@ -148,6 +148,24 @@ import Testing
     }
 
     @Test(arguments: Statistics.allCases)
+    func theSchedulersPollsReadOnlyTheJobsTheyWantWhateverTheStatisticsSay(_ statistics: Statistics) async throws {
+        try await Self.withWorstCase(statistics) { store in
+            // The running broadcast's planning is paused; 20,000 finished jobs are not.
+            try await store.client.query(
+                "UPDATE jobs SET plan_resume_below = 100 WHERE app_id = \(Self.app) AND id = 'broadcast'",
+                logger: Self.logger)
+            let plan = try await Self.explain(
+                Store.pausedPlanningQuery(limit: 100), settings: Store.pausedPlanningSettings, on: store)
+            Self.check(
+                "resumePausedPlanning", plan,
+                PlanExpectation(indexes: [["batches_pending", "batches_pkey"]], wholeIndexes: ["jobs_planning_paused"]))
+            // The other poll, for scheduled jobs that are due, reads them through their partial index.
+            let due = try await Self.explain(Store.dueJobsQuery(limit: 100), on: store)
+            Self.check("releaseDueJobs", due, PlanExpectation(wholeIndexes: ["jobs_due"]))
+        }
+    }
+
+    @Test(arguments: Statistics.allCases)
     func smallJobStatementsProbeTheirIndexesInTheirGenericPlans(_ statistics: Statistics) async throws {
         try await Self.withWorstCase(statistics) { store in
             let claim = try await Self.genericPlans(ofFunction: "herald_claim_small_jobs", on: store)

@@ -20,11 +20,21 @@ extension QueryPlanTests {
             sourceLocation: sourceLocation)
     }
 
-    /// The plan PostgreSQL makes for `query` with its parameters (a custom plan: what an unnamed statement gets).
-    static func explain(_ query: PostgresQuery, on store: Store) async throws -> PlanNode {
-        let rows = try await store.client.query(
-            PostgresQuery(unsafeSQL: "EXPLAIN (FORMAT JSON) " + query.sql, binds: query.binds), logger: logger)
-        return try await plan(from: rows)
+    /// The plan PostgreSQL makes for `query` with its parameters (a custom plan: what an unnamed statement gets),
+    /// with `settings` in force in its transaction as the store sets them.
+    static func explain(
+        _ query: PostgresQuery,
+        settings: [(String, String)] = [],
+        on store: Store
+    ) async throws -> PlanNode {
+        try await store.client.withTransaction(logger: logger) { connection in
+            for (setting, value) in settings {
+                try await connection.query("SELECT set_config(\(setting), \(value), true)", logger: logger)
+            }
+            let rows = try await connection.query(
+                PostgresQuery(unsafeSQL: "EXPLAIN (FORMAT JSON) " + query.sql, binds: query.binds), logger: logger)
+            return try await plan(from: rows)
+        }
     }
 
     /// The generic plan of `sql` as a prepared statement (PREPARE infers the parameters' types from the casts and
@@ -184,6 +194,8 @@ struct PlanExpectation {
     /// Indexes read by an Index Scan or Index Only Scan with an index condition (a probe or a range): one of each
     /// list.
     var indexes: [[String]] = []
+    /// Partial indexes read whole: they hold only the rows the statement wants (each must be read).
+    var wholeIndexes: [String] = []
     /// Functions the statement calls in its FROM list.
     var functions: [String] = []
     /// Rows come in index order: no sort anywhere (a sort reads every row it sorts before returning the first).
@@ -200,6 +212,9 @@ struct PlanExpectation {
             }
             if !probes { problems.append("no index scan of \(alternatives.joined(separator: " or "))") }
         }
+        for index in wholeIndexes where !nodes.contains(where: { $0.indexName == index }) {
+            problems.append("no scan of \(index)")
+        }
         for function in functions where !nodes.contains(where: { $0.functionName == function }) {
             problems.append("no call of \(function)")
         }
@@ -207,8 +222,14 @@ struct PlanExpectation {
             guard let relation = node.relationName, Self.tables.contains(relation) else { continue }
             switch node.nodeType {
             case "Index Scan", "Index Only Scan":
-                if node.indexCondition == nil { problems.append("a full index scan of \(relation)") }
+                if node.indexCondition == nil, !wholeIndexes.contains(node.indexName ?? "") {
+                    problems.append("a full index scan of \(relation)")
+                }
             case "ModifyTable":
+                break
+            case "Bitmap Heap Scan"
+            where nodes.contains { $0.nodeType == "Bitmap Index Scan" && wholeIndexes.contains($0.indexName ?? "") }:
+                // The rows of a partial index read whole: only wanted ones.
                 break
             default:
                 problems.append("\(node.nodeType) of \(relation)")

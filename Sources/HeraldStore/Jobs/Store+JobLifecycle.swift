@@ -69,10 +69,7 @@ extension Store {
     ) async throws(StoreError) -> Int {
         try await releaseJobs(
             "releasing due jobs",
-            taking: """
-                SELECT app_id, id, spec::text FROM jobs WHERE state = 'scheduled' AND send_at <= now()
-                ORDER BY send_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
-                """,
+            taking: Self.dueJobsQuery(limit: limit),
             then: { due in
                 """
                 UPDATE jobs j SET state = 'queued'
@@ -83,16 +80,30 @@ extension Store {
             release)
     }
 
+    /// The scheduled jobs that are due, earliest first: polled by the scheduler, read through `jobs_due`.
+    package static func dueJobsQuery(limit: Int) -> PostgresQuery {
+        """
+        SELECT app_id, id, spec::text FROM jobs WHERE state = 'scheduled' AND send_at <= now()
+        ORDER BY send_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
+        """
+    }
+
     /// In one transaction: takes the jobs `taking` selects (app, id and spec, locked), hands their specs to
     /// `release` (which publishes them), then runs `then` for them. Returns how many were released.
+    ///
+    /// `settings` are planner settings for the transaction (`set_config(name, value, true)`), set before `taking`.
     func releaseJobs(
         _ what: String,
         taking: PostgresQuery,
+        settings: [(String, String)] = [],
         then: @escaping @Sendable ([JobKey]) -> PostgresQuery,
         _ release: @escaping @Sendable ([(job: JobKey, spec: String)]) async throws -> Void
     ) async throws(StoreError) -> Int {
         try await run(what) {
             try await client.withTransaction(logger: logger) { connection in
+                for (setting, value) in settings {
+                    try await connection.query("SELECT set_config(\(setting), \(value), true)", logger: logger)
+                }
                 let rows = try await connection.query(taking, logger: logger)
                 var due: [(job: JobKey, spec: String)] = []
                 for try await (app, id, spec) in rows.decode((String, String, String).self) {
