@@ -364,6 +364,8 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.execute {
             let handler = loopBound.value
+            // Requests handed over outside a read (``acceptOnLoop(_:)``) start here, at the end of the cycle.
+            handler.startWaitingStreams()
             if !handler.holdsBackWrite() { handler.flush() } else { handler.flushScheduled = false }
         }
     }
@@ -372,7 +374,6 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     func flush() {
         flushScheduled = false
         guard let session, let context, case .active = state else { return }
-        startWaitingStreams()
         unflushedRequests = 0
         var buffer: ByteBuffer?
         while true {
