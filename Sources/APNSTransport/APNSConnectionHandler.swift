@@ -171,13 +171,13 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// Requests in flight on the connection from which holding back is worth it whatever the server's stream limit.
     static let holdFloor = 2 * writeBatch
 
-    /// The write cadence under load: while most of the allowed streams are in flight, answers arrive a few per read
-    /// and each read's new requests would go out as one small write. Holding them back until `writeBatch` have
-    /// gathered (or in-flight streams fall to three quarters of the limit, or 1 ms passes) sends them in fewer,
-    /// larger writes, which costs both ends fewer system calls and TCP segments per request, and keeps the server
-    /// as busy: it still has at least three quarters of the streams to answer. Only requests are held back: any
-    /// other frame nghttp2 wants to send (SETTINGS or PING acknowledgement, WINDOW_UPDATE, RST_STREAM) goes at
-    /// once with them.
+    /// The write cadence under load: while many streams are in flight, answers arrive a few per read and each read's
+    /// new requests would go out as one small write. While at least `holdFloor` sent streams (or three quarters of
+    /// the server's limit) are in flight, new requests are held back until `writeBatch` have gathered, the streams
+    /// in flight fall below that mark, or 1 ms passes. Fewer, larger writes cost both ends fewer system calls and
+    /// TCP segments per request, and the server stays as busy: it still has all those streams to answer. Only
+    /// requests are held back: when nghttp2 has any other frame to send (SETTINGS or PING acknowledgement,
+    /// WINDOW_UPDATE, RST_STREAM), everything goes at once.
     func holdsBackWrite() -> Bool {
         guard let session, unflushedRequests > 0, unflushedRequests < Self.writeBatch,
             nghttp2_session_get_outbound_queue_size(session) == unflushedRequests
