@@ -232,6 +232,7 @@ final class APNSConnection: Sendable {
     /// The connection retires (GOAWAY, stream ids used up): stop taking requests; returns the ones queued meanwhile
     /// (to be retried elsewhere).
     func handlerDidRetire() -> [APNSPendingRequest] {
+        handlerOnLoop.value = nil
         let inbox = state.withLock { state -> [APNSPendingRequest]? in
             guard case .active(let handler, let inbox, _) = state else { return nil }
             state = .draining(handler: handler)
@@ -248,6 +249,9 @@ final class APNSConnection: Sendable {
         handlerOnLoop.value = nil
         onUnusable(self)
     }
+
+    /// The handler is shutting down: requests made on the loop go through the inbox again, which refuses them.
+    func handlerStopsTakingRequests() { handlerOnLoop.value = nil }
 
     /// The channel closed (or never opened): fail or hand back what is still queued, once.
     func handlerDidClose(_ error: APNSTransportError) {

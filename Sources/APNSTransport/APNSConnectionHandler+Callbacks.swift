@@ -146,7 +146,7 @@ private let apnsOnFrameNotSent: nghttp2_on_frame_not_send_callback = { _, frame,
 
 /// Feeds a request's payload to nghttp2 (copied into its DATA frame buffer).
 let apnsReadRequestBody: nghttp2_data_source_read_callback = {
-    session, streamID, buffer, length, dataFlags, _, _ in
+    session, streamID, buffer, length, dataFlags, _, userData in
     guard let buffer, let dataFlags, let stream = stream(session, streamID) else {
         return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
     }
@@ -160,6 +160,7 @@ let apnsReadRequestBody: nghttp2_data_source_read_callback = {
     stream.bodyOffset += count
     if stream.bodyOffset >= stream.request.payload.count {
         dataFlags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+        handler(userData).forgetBody(of: stream)
     }
     return count
 }

@@ -8,6 +8,7 @@ extension APNSConnectionHandler {
     func beginShutdown() {
         guard !shuttingDown else { return }
         shuttingDown = true
+        connection.handlerStopsTakingRequests()
         closeReason = closeReason ?? APNSTransportError(.shutDown, "the client was shut down")
         let reason = closeReason!
         let queued = waiting

@@ -7,6 +7,7 @@ extension APNSConnectionHandler {
     /// A stream ended: the answer is complete, or it was reset or refused.
     func streamDidClose(_ id: Int32, errorCode: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
+        forgetBody(of: stream)
         metrics.streamsInFlight.decrement()
         if let last = goAwayLastStreamID, id > last {
             stream.complete(.refused(APNSTransportError(.goAway, "the server went away before processing the stream")))
@@ -25,6 +26,7 @@ extension APNSConnectionHandler {
     /// A request's HEADERS could not be sent: the request never left.
     func requestWasNotSent(_ id: Int32, libraryError: Int32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
+        forgetBody(of: stream)
         if let session { nghttp2_session_set_stream_user_data(session, id, nil) }
         metrics.streamsInFlight.decrement()
         stream.complete(.notSent(.nghttp2(libraryError, "the request could not be sent on this connection")))

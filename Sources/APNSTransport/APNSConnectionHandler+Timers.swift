@@ -29,6 +29,7 @@ extension APNSConnectionHandler {
         if !expired.isEmpty, let session {
             for id in expired {
                 guard let stream = streams.removeValue(forKey: id) else { continue }
+                forgetBody(of: stream)
                 // nghttp2 may still call back about the stream until the reset is processed: it must not find it.
                 nghttp2_session_set_stream_user_data(session, id, nil)
                 metrics.streamsInFlight.decrement()

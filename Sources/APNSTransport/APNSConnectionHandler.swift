@@ -44,6 +44,10 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     private var flushScheduled = false
     /// Requests submitted to nghttp2 since the last flush.
     private var unflushedRequests = 0
+    /// Open streams whose body nghttp2 has not taken in full yet (waiting for the write, or for flow control).
+    var pendingBodies = 0
+    /// Of those, the ones submitted since the last flush.
+    private var unflushedBodies = 0
     /// Flushes requests held back by ``holdsBackWrite()`` if no answer brings the write first.
     private var holdTimer: Scheduled<Void>?
     /// True while nghttp2 reads a buffer: stream events then leave the flush to `channelReadComplete`.
@@ -179,8 +183,11 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// requests are held back: when nghttp2 has any other frame to send (SETTINGS or PING acknowledgement,
     /// WINDOW_UPDATE, RST_STREAM), everything goes at once.
     func holdsBackWrite() -> Bool {
+        // The outbound queue counts frames other than DATA; bodies are counted here: no older body may wait (one
+        // that flow control held back and a WINDOW_UPDATE just released).
         guard let session, unflushedRequests > 0, unflushedRequests < Self.writeBatch,
-            nghttp2_session_get_outbound_queue_size(session) == unflushedRequests
+            nghttp2_session_get_outbound_queue_size(session) == unflushedRequests,
+            pendingBodies == unflushedBodies
         else { return false }
         let limit = Int(herald_nghttp2_remote_max_concurrent_streams(session))
         let sent = streams.count - unflushedRequests
@@ -254,6 +261,7 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
 
         let inFlight = streams
         streams.removeAll()
+        pendingBodies = 0
         if !inFlight.isEmpty {
             logger.debug(
                 "APNs connection closed with requests in flight",
@@ -353,8 +361,20 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
             stream.state = .open(id)
             streams[id] = stream
             unflushedRequests += 1
+            if !stream.request.payload.isEmpty {
+                stream.bodyPending = true
+                pendingBodies += 1
+                unflushedBodies += 1
+            }
             metrics.streamsInFlight.increment()
         }
+    }
+
+    /// A stream leaves `streams`: its body, if nghttp2 had not taken it all, no longer waits.
+    func forgetBody(of stream: APNSStream) {
+        guard stream.bodyPending else { return }
+        stream.bodyPending = false
+        pendingBodies -= 1
     }
 
     /// Schedules one drain of nghttp2's output for the end of this event-loop cycle.
@@ -375,6 +395,7 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         flushScheduled = false
         guard let session, let context, case .active = state else { return }
         unflushedRequests = 0
+        unflushedBodies = 0
         var buffer: ByteBuffer?
         while true {
             var chunk: UnsafePointer<UInt8>?

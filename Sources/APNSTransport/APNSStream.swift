@@ -57,6 +57,8 @@ final class APNSStream {
 
     /// How many payload bytes nghttp2 has taken so far.
     var bodyOffset = 0
+    /// Submitted with a body that nghttp2 has not taken in full yet (counted in the handler's `pendingBodies`).
+    var bodyPending = false
     /// The response `:status`, 0 until headers arrive.
     var status = 0
     var apnsID: String?

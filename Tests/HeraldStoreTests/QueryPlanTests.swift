@@ -154,8 +154,8 @@ import Testing
             try await store.client.query(
                 "UPDATE jobs SET plan_resume_below = 100 WHERE app_id = \(Self.app) AND id = 'broadcast'",
                 logger: Self.logger)
-            let plan = try await Self.explain(
-                Store.pausedPlanningQuery(limit: 100), settings: Store.pausedPlanningSettings, on: store)
+            let poll = Store.pausedPlanningPoll(limit: 100)
+            let plan = try await Self.explain(poll.query, settings: poll.settings, on: store)
             Self.check(
                 "resumePausedPlanning", plan,
                 PlanExpectation(indexes: [["batches_pending", "batches_pkey"]], wholeIndexes: ["jobs_planning_paused"]))
