@@ -211,12 +211,12 @@ final class APNSConnection: Sendable {
             state = .active(handler: handler, inbox: [], drainScheduled: false)
             return inbox
         }
-        if result != nil { handlerOnLoop.value = handler.value }
         guard let result else {
             // Shut down while connecting: close right away.
             handler.value.beginShutdown()
             return []
         }
+        handlerOnLoop.value = handler.value
         return result
     }
 

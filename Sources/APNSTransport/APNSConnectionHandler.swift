@@ -39,17 +39,17 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
     /// Requests waiting for the server to allow another stream, oldest (earliest deadline) first.
     var waiting = CircularBuffer<APNSStream>(initialCapacity: 64)
     var headerEncoder: APNSRequestHeaderEncoder
-    private let dataProvider = nghttp2_data_provider(source: nghttp2_data_source(), read_callback: apnsReadRequestBody)
+    let dataProvider = nghttp2_data_provider(source: nghttp2_data_source(), read_callback: apnsReadRequestBody)
 
-    private var flushScheduled = false
+    var flushScheduled = false
     /// Requests submitted to nghttp2 since the last flush.
-    private var unflushedRequests = 0
+    var unflushedRequests = 0
     /// Open streams whose body nghttp2 has not taken in full yet (waiting for the write, or for flow control).
     var pendingBodies = 0
     /// Of those, the ones submitted since the last flush.
-    private var unflushedBodies = 0
+    var unflushedBodies = 0
     /// Flushes requests held back by ``holdsBackWrite()`` if no answer brings the write first.
-    private var holdTimer: Scheduled<Void>?
+    var holdTimer: Scheduled<Void>?
     /// True while nghttp2 reads a buffer: stream events then leave the flush to `channelReadComplete`.
     private(set) var inRead = false
     var timeoutTimer: Scheduled<Void>?
@@ -170,39 +170,6 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         context.fireChannelReadComplete()
     }
 
-    /// At most this many new requests wait for a write while the connection is busy.
-    static let writeBatch = 64
-    /// Requests in flight on the connection from which holding back is worth it whatever the server's stream limit.
-    static let holdFloor = 2 * writeBatch
-
-    /// The write cadence under load: while many streams are in flight, answers arrive a few per read and each read's
-    /// new requests would go out as one small write. While at least `holdFloor` sent streams (or three quarters of
-    /// the server's limit) are in flight, new requests are held back until `writeBatch` have gathered, the streams
-    /// in flight fall below that mark, or 1 ms passes. Fewer, larger writes cost both ends fewer system calls and
-    /// TCP segments per request, and the server stays as busy: it still has all those streams to answer. Only
-    /// requests are held back: when nghttp2 has any other frame to send (SETTINGS or PING acknowledgement,
-    /// WINDOW_UPDATE, RST_STREAM), everything goes at once.
-    func holdsBackWrite() -> Bool {
-        // The outbound queue counts frames other than DATA; bodies are counted here: no older body may wait (one
-        // that flow control held back and a WINDOW_UPDATE just released).
-        guard let session, unflushedRequests > 0, unflushedRequests < Self.writeBatch,
-            nghttp2_session_get_outbound_queue_size(session) == unflushedRequests,
-            pendingBodies == unflushedBodies
-        else { return false }
-        let limit = Int(herald_nghttp2_remote_max_concurrent_streams(session))
-        let sent = streams.count - unflushedRequests
-        guard sent >= Self.holdFloor || sent >= limit - limit / 4 else { return false }
-        if holdTimer == nil, let context {
-            let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-            holdTimer = context.eventLoop.scheduleTask(in: .milliseconds(1)) {
-                let handler = loopBound.value
-                handler.holdTimer = nil
-                handler.flush()
-            }
-        }
-        return true
-    }
-
     // MARK: Session lifecycle
 
     private func startHandshakeTimer(context: ChannelHandlerContext) {
@@ -306,120 +273,6 @@ final class APNSConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         reason.code == .shutDown ? .failure(reason) : .notSent(reason)
     }
 
-    // MARK: Requests
-
-    /// Takes requests handed over by the connection: they wait for a stream in deadline order.
-    func accept(_ pending: [APNSPendingRequest]) {
-        guard !pending.isEmpty else { return }
-        guard case .active = state, !shuttingDown, !retiring else {
-            let reason = closeReason ?? APNSTransportError(.connectionClosed, "the connection is closing")
-            for request in pending { APNSStream(request, deadline: .now()).complete(resultForUnsent(reason)) }
-            return
-        }
-        let deadline = NIODeadline.now() + requestTimeout
-        for request in pending { waiting.append(APNSStream(request, deadline: deadline)) }
-        startWaitingStreams()
-        scheduleTimeoutTimer()
-    }
-
-    /// Takes one request handed over on the event loop (see ``APNSConnection/enqueue(_:)``). Returns false, taking
-    /// nothing, when the handler starts no new streams: the connection's inbox then answers the request.
-    func acceptOnLoop(_ request: APNSPendingRequest) -> Bool {
-        guard case .active = state, !shuttingDown, !retiring else { return false }
-        waiting.append(APNSStream(request, deadline: .now() + requestTimeout))
-        scheduleTimeoutTimer()
-        // Within a read, `channelReadComplete` starts the streams and flushes once for all of them; otherwise the
-        // flush scheduled for the end of this cycle does.
-        scheduleFlush()
-        return true
-    }
-
-    /// Called through `eventLoop.execute` when the connection's inbox has requests.
-    func drainInbox() {
-        accept(connection.takeInbox())
-        flush()
-    }
-
-    /// Opens streams for waiting requests while the server's SETTINGS_MAX_CONCURRENT_STREAMS allows.
-    func startWaitingStreams() {
-        guard let session, !waiting.isEmpty, !shuttingDown, !retiring else { return }
-        let limit = Int(herald_nghttp2_remote_max_concurrent_streams(session))
-        while streams.count < limit, let stream = waiting.popFirst() {
-            let id = withUnsafePointer(to: dataProvider) { provider in
-                headerEncoder.submit(stream, to: session, provider: stream.request.payload.isEmpty ? nil : provider)
-            }
-            guard id > 0 else {
-                if id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue {
-                    // 2^31 streams used up: this request and the rest go to a fresh connection.
-                    stream.complete(.notSent(.nghttp2(id, "the connection ran out of stream ids")))
-                    retire(.nghttp2(id, "the connection ran out of stream ids"))
-                    return
-                }
-                stream.complete(.failure(.nghttp2(id, "nghttp2 refused the request")))
-                continue
-            }
-            stream.state = .open(id)
-            streams[id] = stream
-            unflushedRequests += 1
-            if !stream.request.payload.isEmpty {
-                stream.bodyPending = true
-                pendingBodies += 1
-                unflushedBodies += 1
-            }
-            metrics.streamsInFlight.increment()
-        }
-    }
-
-    /// A stream leaves `streams`: its body, if nghttp2 had not taken it all, no longer waits.
-    func forgetBody(of stream: APNSStream) {
-        guard stream.bodyPending else { return }
-        stream.bodyPending = false
-        pendingBodies -= 1
-    }
-
-    /// Schedules one drain of nghttp2's output for the end of this event-loop cycle.
-    func scheduleFlush() {
-        guard !flushScheduled, !inRead, let context else { return }
-        flushScheduled = true
-        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.eventLoop.execute {
-            let handler = loopBound.value
-            // Requests handed over outside a read (``acceptOnLoop(_:)``) start here, at the end of the cycle.
-            handler.startWaitingStreams()
-            if !handler.holdsBackWrite() { handler.flush() } else { handler.flushScheduled = false }
-        }
-    }
-
-    /// Drains everything nghttp2 wants to send into one buffer and writes it with one flush.
-    func flush() {
-        flushScheduled = false
-        guard let session, let context, case .active = state else { return }
-        unflushedRequests = 0
-        unflushedBodies = 0
-        var buffer: ByteBuffer?
-        while true {
-            var chunk: UnsafePointer<UInt8>?
-            let count = nghttp2_session_mem_send(session, &chunk)
-            if count < 0 {
-                fail(context: context, .nghttp2(count, "nghttp2 could not serialise frames"))
-                return
-            }
-            guard count > 0, let chunk else { break }
-            if buffer == nil { buffer = context.channel.allocator.buffer(capacity: max(count, 16_384)) }
-            buffer!.writeBytes(UnsafeRawBufferPointer(start: chunk, count: count))
-        }
-        if let buffer {
-            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-            // A failed write may have closed the channel, and with it deleted the session.
-            guard self.session != nil, case .active = state else { return }
-        }
-        if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 {
-            // GOAWAY exchanged and every stream done: nothing more can happen on this connection.
-            context.close(promise: nil)
-        } else if (shuttingDown || retiring) && streams.isEmpty {
-            finishShutdown(context: context)
-        }
-    }
 }
 
 @available(*, unavailable)

@@ -117,29 +117,8 @@ struct APNSRequestHeaderEncoder: ~Copyable {
         end()
     }
 
+    /// Up to 15 digits the text of a number is a small string: no allocation.
     private mutating func appendDecimal(_ value: Int64) {
-        Self.appendDecimal(value, to: &scratch)
-    }
-
-    /// Appends `value` in decimal ASCII to `bytes`.
-    static func appendDecimal(_ value: Int64, to scratch: inout [UInt8]) {
-        if value < 0 { scratch.append(UInt8(ascii: "-")) }
-        let magnitude = value.magnitude
-        var digits = 1
-        var power: UInt64 = 10
-        while digits < 20, magnitude >= power {
-            digits += 1
-            power = power &* 10
-        }
-        // Written in place, most significant digit first: no reversal, no slice.
-        let start = scratch.count
-        scratch.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
-        scratch.withUnsafeMutableBufferPointer { buffer in
-            var rest = magnitude
-            for index in stride(from: start + digits - 1, through: start, by: -1) {
-                buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
-                rest /= 10
-            }
-        }
+        scratch.append(contentsOf: String(value).utf8)
     }
 }

@@ -1,0 +1,68 @@
+import CNGHTTP2
+import NIOCore
+
+// Requests into streams: what the connection hands over, waiting in deadline order for the server's stream limit.
+
+extension APNSConnectionHandler {
+    /// Takes requests handed over by the connection: they wait for a stream in deadline order.
+    func accept(_ pending: [APNSPendingRequest]) {
+        guard !pending.isEmpty else { return }
+        guard case .active = state, !shuttingDown, !retiring else {
+            let reason = closeReason ?? APNSTransportError(.connectionClosed, "the connection is closing")
+            for request in pending { APNSStream(request, deadline: .now()).complete(resultForUnsent(reason)) }
+            return
+        }
+        let deadline = NIODeadline.now() + requestTimeout
+        for request in pending { waiting.append(APNSStream(request, deadline: deadline)) }
+        startWaitingStreams()
+        scheduleTimeoutTimer()
+    }
+
+    /// Takes one request handed over on the event loop (see ``APNSConnection/enqueue(_:)``). Returns false, taking
+    /// nothing, when the handler starts no new streams: the connection's inbox then answers the request.
+    func acceptOnLoop(_ request: APNSPendingRequest) -> Bool {
+        guard case .active = state, !shuttingDown, !retiring else { return false }
+        waiting.append(APNSStream(request, deadline: .now() + requestTimeout))
+        scheduleTimeoutTimer()
+        // Within a read, `channelReadComplete` starts the streams and flushes once for all of them; otherwise the
+        // flush scheduled for the end of this cycle does.
+        scheduleFlush()
+        return true
+    }
+
+    /// Called through `eventLoop.execute` when the connection's inbox has requests.
+    func drainInbox() {
+        accept(connection.takeInbox())
+        flush()
+    }
+
+    /// Opens streams for waiting requests while the server's SETTINGS_MAX_CONCURRENT_STREAMS allows.
+    func startWaitingStreams() {
+        guard let session, !waiting.isEmpty, !shuttingDown, !retiring else { return }
+        let limit = Int(herald_nghttp2_remote_max_concurrent_streams(session))
+        while streams.count < limit, let stream = waiting.popFirst() {
+            let id = withUnsafePointer(to: dataProvider) { provider in
+                headerEncoder.submit(stream, to: session, provider: stream.request.payload.isEmpty ? nil : provider)
+            }
+            guard id > 0 else {
+                if id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue {
+                    // 2^31 streams used up: this request and the rest go to a fresh connection.
+                    stream.complete(.notSent(.nghttp2(id, "the connection ran out of stream ids")))
+                    retire(.nghttp2(id, "the connection ran out of stream ids"))
+                    return
+                }
+                stream.complete(.failure(.nghttp2(id, "nghttp2 refused the request")))
+                continue
+            }
+            stream.state = .open(id)
+            streams[id] = stream
+            unflushedRequests += 1
+            if !stream.request.payload.isEmpty {
+                stream.bodyPending = true
+                pendingBodies += 1
+                unflushedBodies += 1
+            }
+            metrics.streamsInFlight.increment()
+        }
+    }
+}
