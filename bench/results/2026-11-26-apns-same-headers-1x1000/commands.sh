@@ -1,4 +1,5 @@
 #!/bin/bash
+# Run as: commands.sh <this directory> 5 1 1000 m1 (and, for the 4x250 directory, 5 4 250 m1).
 # usage: ab-same.sh OUTDIR ROUNDS C S LABEL — per round: h2load (issue's command), h2load with Herald's headers, herald
 OUT=$(realpath -m $1); R=$2; C=$3; S=$4; L=$5; N=300000
 mkdir -p $OUT; cd /work/main
