@@ -235,6 +235,10 @@ public final class APNSSimulator: Sendable {
             HTTP2Setting(parameter: .maxConcurrentStreams, value: advertised),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16384),
         ]
+        if let headerTableSize = configuration.headerTableSize {
+            connectionConfiguration.initialSettings.append(
+                HTTP2Setting(parameter: .headerTableSize, value: headerTableSize))
+        }
         let boundConnection = NIOLoopBound(connection, eventLoop: channel.eventLoop)
         _ = try operations.configureHTTP2Pipeline(
             mode: .server,

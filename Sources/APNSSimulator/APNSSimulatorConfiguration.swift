@@ -41,6 +41,9 @@ public struct APNSSimulatorConfiguration: Sendable {
     /// SETTINGS_MAX_CONCURRENT_STREAMS advertised in the initial SETTINGS (after authentication, see
     /// ``maxConcurrentStreamsUntilAuthenticated``).
     public var maxConcurrentStreams: Int = 1000
+    /// SETTINGS_HEADER_TABLE_SIZE advertised in the initial SETTINGS: the most the client's HPACK table may hold. Nil
+    /// keeps HTTP/2's 4,096 bytes.
+    public var headerTableSize: Int? = nil
     /// A file that receives every accepted notification as one JSON line, if set.
     public var recordFile: String? = nil
     /// The current time in **seconds** since 1970, as `ProviderTokenCache` and `ProviderTokenVerifier` count it,

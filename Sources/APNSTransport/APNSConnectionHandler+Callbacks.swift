@@ -120,10 +120,14 @@ private let apnsOnStreamClose: nghttp2_on_stream_close_callback = { _, streamID,
     return 0
 }
 
-/// SETTINGS may raise the stream limit (checked after the read); GOAWAY stops new streams here.
+/// SETTINGS may raise the stream limit (checked after the read) and size the HPACK table; GOAWAY stops new streams.
 private let apnsOnFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
     guard let frame else { return 0 }
-    if herald_nghttp2_frame_type(frame) == UInt8(NGHTTP2_GOAWAY.rawValue) {
+    let type = herald_nghttp2_frame_type(frame)
+    if type == UInt8(NGHTTP2_SETTINGS.rawValue), herald_nghttp2_frame_is_ack(frame) == 0 {
+        let tableSize = herald_nghttp2_settings_value(frame, Int32(NGHTTP2_SETTINGS_HEADER_TABLE_SIZE.rawValue))
+        if tableSize >= 0 { handler(userData).headerEncoder.serverAllowsTable(of: Int(tableSize)) }
+    } else if type == UInt8(NGHTTP2_GOAWAY.rawValue) {
         let length = herald_nghttp2_goaway_opaque_data_len(frame)
         var debugData = ""
         if length > 0, let data = herald_nghttp2_goaway_opaque_data(frame) {

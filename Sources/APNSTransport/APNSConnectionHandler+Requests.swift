@@ -41,6 +41,14 @@ extension APNSConnectionHandler {
         guard let session, !waiting.isEmpty, !shuttingDown, !retiring else { return }
         let limit = Int(herald_nghttp2_remote_max_concurrent_streams(session))
         while streams.count < limit, let stream = waiting.popFirst() {
+            let headerBytes = headerEncoder.headerBytes(of: stream.request, bearerToken: stream.bearerToken)
+            guard headerBytes <= APNSRequestHeaderEncoder.maximumHeaderBytes else {
+                let limit = APNSRequestHeaderEncoder.maximumHeaderBytes
+                let message =
+                    "the request's headers may take \(headerBytes) bytes, over the \(limit) one HEADERS frame holds"
+                stream.complete(.failure(APNSTransportError(.protocolError, message)))
+                continue
+            }
             let id = withUnsafePointer(to: dataProvider) { provider in
                 headerEncoder.submit(stream, to: session, provider: stream.request.payload.isEmpty ? nil : provider)
             }

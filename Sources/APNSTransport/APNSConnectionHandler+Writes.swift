@@ -73,7 +73,17 @@ extension APNSConnectionHandler {
             }
             guard count > 0, let chunk else { break }
             if buffer == nil { buffer = context.channel.allocator.buffer(capacity: max(count, 16_384)) }
-            buffer!.writeBytes(UnsafeRawBufferPointer(start: chunk, count: count))
+            // Each chunk is one frame (or the connection preface). A request's HEADERS frame gets its block here.
+            if count >= 9 && chunk[3] == UInt8(NGHTTP2_HEADERS.rawValue) {
+                do {
+                    try writeRequestHeaders(UnsafeBufferPointer(start: chunk, count: count), session, into: &buffer!)
+                } catch {
+                    fail(context: context, error)
+                    return
+                }
+            } else {
+                buffer!.writeBytes(UnsafeRawBufferPointer(start: chunk, count: count))
+            }
         }
         if let buffer {
             context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)

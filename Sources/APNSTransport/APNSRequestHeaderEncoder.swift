@@ -1,124 +1,117 @@
 import APNSCore
 import CNGHTTP2
+import NIOCore
+import NIOHPACK
 
-/// Builds the header list of one APNs request for `nghttp2_submit_request` without allocating per request.
+/// Compresses the headers of a connection's requests: nghttp2 frames each request, this encoder writes its header
+/// block.
 ///
-/// Values are written into one reused scratch buffer and names are static strings that nghttp2 does not copy.
-/// Per APNS.md, `:path`, `authorization` and `apns-id` (unique per request) are sent as literals never indexed;
-/// the rest may be indexed by the HPACK encoder.
-struct APNSRequestHeaderEncoder: ~Copyable {
-    private struct Field {
-        var name: StaticString
-        var offset: Int
-        var length: Int
-        var flags: UInt8
-    }
+/// libnghttp2 never enters `authorization` into the HPACK table, whatever the caller asks: its deflater treats the
+/// field as a password. Each request would then carry the ~200-byte provider token again, Huffman-coded, for the
+/// server to decode. So a request goes to nghttp2 with an empty header list (``submit(_:to:provider:)``), and the
+/// handler's flush replaces the block of the HEADERS frame nghttp2 serialises with the one
+/// ``writeBlock(for:bearerToken:into:)`` encodes. That happens in the order the frames go on the wire, so this
+/// encoder's dynamic table is the one the server decodes against. NIOHPACK does the encoding; its table follows the
+/// server's SETTINGS_HEADER_TABLE_SIZE, up to 4,096 bytes.
+///
+/// What is indexed (decision 0013):
+/// - **Indexed:** `:authority`, `authorization`, `apns-push-type`, `apns-topic`, `apns-priority` and `content-length`.
+///   They repeat from request to request, so after the first each costs a byte. The provider token is indexed because
+///   issue 21 asks for it. It is a signature, not a guessable password: what never-indexing guards against does not
+///   apply to it. It changes once an hour, so it takes one entry of the table at a time.
+/// - **Never entered:** `:path`, unique per device (APNS.md).
+/// - **Indexed the first time, then sent without indexing:** `apns-expiration`, `apns-collapse-id` and `apns-id`. The
+///   first request enters the name into the table; the values, which change, do not churn it. This is what Apple asks.
+struct APNSRequestHeaderEncoder {
+    /// The most header bytes (names and values) a request may have: with Huffman coding at its worst (4 bytes a
+    /// byte) and the fields' prefixes, the block still fits the smallest frame a server may allow (16,384 bytes).
+    static let maximumHeaderBytes = 3_840
 
-    private static let maximumFields = 12
-    private var scratch: [UInt8] = []
-    private var fields: [Field] = []
-    private let nva: UnsafeMutablePointer<nghttp2_nv>
-    private let authority: [UInt8]
+    /// The table size used when the server allows more (and the HTTP/2 default).
+    static let maximumTableSize = 4_096
+
+    private var hpack: HPACKEncoder
+    private let authority: String
+    /// The provider token last sent and its header value, so that `bearer <token>` is built once per token.
+    private var authorization: (token: String, value: String)?
+    /// The names indexed only the first time that this connection has sent.
+    private var namesSent: FirstIndexed = []
+
+    private struct FirstIndexed: OptionSet {
+        var rawValue: UInt8
+        static let expiration = FirstIndexed(rawValue: 1)
+        static let collapseID = FirstIndexed(rawValue: 2)
+        static let apnsID = FirstIndexed(rawValue: 4)
+    }
 
     /// - Parameter authority: the `:authority` value (host, plus `:port` when it is not 443).
-    init(authority: String) {
-        self.authority = Array(authority.utf8)
-        self.nva = .allocate(capacity: Self.maximumFields)
-        self.scratch.reserveCapacity(1024)
-        self.fields.reserveCapacity(Self.maximumFields)
+    init(authority: String, allocator: ByteBufferAllocator = ByteBufferAllocator()) {
+        self.authority = authority
+        self.hpack = HPACKEncoder(allocator: allocator, maxDynamicTableSize: Self.maximumTableSize)
     }
 
-    deinit {
-        nva.deallocate()
+    /// The bytes of a request's header names and values, at most, to check against ``maximumHeaderBytes`` before it
+    /// is submitted. 256 covers the names and the values whose size is fixed or small (method, push type, numbers,
+    /// apns-id).
+    func headerBytes(of request: APNSRequest, bearerToken: String?) -> Int {
+        256 + authority.utf8.count + request.deviceToken.hex.utf8.count + request.topic.utf8.count
+            + (bearerToken?.utf8.count ?? 0) + (request.collapseID?.utf8.count ?? 0)
     }
 
-    /// Submits `stream`'s request to `session` with `provider` for the body; returns the stream id or an nghttp2 error.
-    mutating func submit(
-        _ stream: APNSStream,
-        to session: OpaquePointer,
-        provider: UnsafePointer<nghttp2_data_provider>?
-    ) -> Int32 {
-        scratch.removeAll(keepingCapacity: true)
-        fields.removeAll(keepingCapacity: true)
-        let request = stream.request
+    /// Submits `stream`'s request to `session` with `provider` for the body and no headers (the handler's flush writes
+    /// them); returns the stream id or an nghttp2 error.
+    func submit(_ stream: APNSStream, to session: OpaquePointer, provider: UnsafePointer<nghttp2_data_provider>?)
+        -> Int32
+    {
+        // The stream is the stream's user data, unretained: the handler's `streams` holds it while it is open.
+        nghttp2_submit_request(session, nil, nil, 0, provider, Unmanaged.passUnretained(stream).toOpaque())
+    }
 
-        add(":method", "POST")
-        add(":scheme", "https")
-        begin(":path", flags: UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
-        scratch.append(contentsOf: "/3/device/".utf8)
-        scratch.append(contentsOf: request.deviceToken.hex.utf8)
-        end()
-        begin(":authority")
-        scratch.append(contentsOf: authority)
-        end()
-        if let bearerToken = stream.bearerToken {
-            begin("authorization", flags: UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
-            scratch.append(contentsOf: "bearer ".utf8)
-            scratch.append(contentsOf: bearerToken.utf8)
-            end()
+    /// The server's SETTINGS_HEADER_TABLE_SIZE changed: the next block announces the new size (and the smallest one
+    /// since the last block, as RFC 7541 §4.2 asks).
+    mutating func serverAllowsTable(of size: Int) {
+        // setDynamicTableSize throws only while a block is being encoded, and a block is encoded in one call.
+        try? hpack.setDynamicTableSize(min(size, Self.maximumTableSize))
+    }
+
+    /// Appends the header block of `request` to `buffer`; `bearerToken` is the provider token, nil with certificates.
+    mutating func writeBlock(for request: APNSRequest, bearerToken: String?, into buffer: inout ByteBuffer) throws {
+        try hpack.beginEncoding(allocator: ByteBufferAllocator())
+        try hpack.append(header: ":method", value: "POST")
+        try hpack.append(header: ":scheme", value: "https")
+        try hpack.appendNonIndexed(header: ":path", value: "/3/device/" + request.deviceToken.hex)
+        try hpack.append(header: ":authority", value: authority)
+        if let token = bearerToken {
+            if authorization?.token != token { authorization = (token, "bearer " + token) }
+            try hpack.append(header: "authorization", value: authorization!.value)
         }
-        add("apns-push-type", request.pushType.rawValue)
-        add("apns-topic", request.topic)
+        try hpack.append(header: "apns-push-type", value: request.pushType.rawValue)
+        try hpack.append(header: "apns-topic", value: request.topic)
         if let priority = request.priority {
-            begin("apns-priority")
-            appendDecimal(Int64(priority.rawValue))
-            end()
+            try hpack.append(header: "apns-priority", value: String(priority.rawValue))
         }
         if let expiration = request.expiration {
-            begin("apns-expiration")
-            appendDecimal(expiration)
-            end()
+            try appendFirstIndexed("apns-expiration", String(expiration), .expiration)
         }
         if let collapseID = request.collapseID {
-            add("apns-collapse-id", collapseID)
+            try appendFirstIndexed("apns-collapse-id", collapseID, .collapseID)
         }
         if let apnsID = request.apnsID {
-            begin("apns-id", flags: UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
-            apnsID.write(into: &scratch)
-            end()
+            var text: [UInt8] = []
+            apnsID.write(into: &text)
+            try appendFirstIndexed("apns-id", String(decoding: text, as: UTF8.self), .apnsID)
         }
-        begin("content-length")
-        appendDecimal(Int64(request.payload.count))
-        end()
+        try hpack.append(header: "content-length", value: String(request.payload.count))
+        var block = try hpack.endEncoding()
+        buffer.writeBuffer(&block)
+    }
 
-        let count = fields.count
-        return scratch.withUnsafeBufferPointer { values -> Int32 in
-            let base = UnsafeMutablePointer(mutating: values.baseAddress!)
-            for index in 0..<count {
-                let field = fields[index]
-                nva[index] = nghttp2_nv(
-                    name: UnsafeMutablePointer(mutating: field.name.utf8Start),
-                    value: base + field.offset,
-                    namelen: field.name.utf8CodeUnitCount,
-                    valuelen: field.length,
-                    flags: field.flags | UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue)
-                )
-            }
-            // The stream is the stream's user data, unretained: the handler's `streams` holds it while it is open.
-            return nghttp2_submit_request(session, nil, nva, count, provider, Unmanaged.passUnretained(stream).toOpaque())
+    private mutating func appendFirstIndexed(_ name: String, _ value: String, _ which: FirstIndexed) throws {
+        if namesSent.contains(which) {
+            try hpack.appendNonIndexed(header: name, value: value)
+        } else {
+            try hpack.append(header: name, value: value)
+            namesSent.insert(which)
         }
-    }
-
-    private mutating func begin(_ name: StaticString, flags: UInt8 = UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)) {
-        fields.append(Field(name: name, offset: scratch.count, length: 0, flags: flags))
-    }
-
-    private mutating func end() {
-        fields[fields.count - 1].length = scratch.count - fields[fields.count - 1].offset
-    }
-
-    private mutating func add(
-        _ name: StaticString,
-        _ value: String,
-        flags: UInt8 = UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
-    ) {
-        begin(name, flags: flags)
-        scratch.append(contentsOf: value.utf8)
-        end()
-    }
-
-    /// Up to 15 digits the text of a number is a small string: no allocation.
-    private mutating func appendDecimal(_ value: Int64) {
-        scratch.append(contentsOf: String(value).utf8)
     }
 }

@@ -32,6 +32,15 @@ static inline int herald_nghttp2_frame_is_ack(const nghttp2_frame *frame) {
     return (frame->hd.flags & NGHTTP2_FLAG_ACK) != 0;
 }
 
+/* The value a SETTINGS frame gives `settings_id`, or -1 when it does not give one (the last one wins). */
+static inline int64_t herald_nghttp2_settings_value(const nghttp2_frame *frame, int32_t settings_id) {
+    int64_t value = -1;
+    for (size_t i = 0; i < frame->settings.niv; i++) {
+        if (frame->settings.iv[i].settings_id == settings_id) value = (int64_t)frame->settings.iv[i].value;
+    }
+    return value;
+}
+
 /* nghttp2_settings_entry built in C (its field types differ between headers). */
 static inline nghttp2_settings_entry herald_nghttp2_settings_entry(int32_t id, uint32_t value) {
     nghttp2_settings_entry entry;
