@@ -1,7 +1,8 @@
 #!/bin/bash
 # Shared by the commands.sh of the 2026-11-26 sequences (issue 21's close and issue 18's before/after): the paths,
 # the fresh database of each pipeline run and the h2load baseline. Each commands.sh sources this and runs its own
-# section (A to F, named in its first comment); the sections ran one after another, A first.
+# section (A to I, named in its first comment); the sections ran one after another, A first. G to I measured
+# Herald's own HPACK encoding (3ce88f8) later the same day.
 set -u
 cd /work/main; set -a; . .state/services.env; set +a
 R=/work/main/bench/results; D=2026-11-26
