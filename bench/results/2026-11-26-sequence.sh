@@ -15,3 +15,28 @@ DB=postgres://herald:herald-dev@127.0.0.1:55432/herald_bench_seq
 h2() { # C S N BODY OUT
   /usr/bin/time -f '%U %S' -o $5.time h2load -n $3 -c $1 -m $2 -t 1 -d $4 -H 'apns-topic: x' https://127.0.0.1:58443/3/device/$T > $5 2>&1; }
 stamp() { echo "$1 $(date -u +%T) load=$(cut -d' ' -f1-3 /proc/loadavg)" >> $2/commit; }
+
+# ROUNDS rounds of h2load 1x1000 and each label's 300,000-device broadcast right after its import, one worker, default
+# flags, each on a fresh database.
+broadcasts() { # OUT ROUNDS LABEL...
+  local O=$1 n=$2 i L; shift 2; mkdir -p $O; : > $O/commit
+  for i in $(seq 1 $n); do
+    stamp "round $i" $O
+    h2 1 1000 300000 $BODY217 $O/h2load-$i.txt
+    for L in "$@"; do
+      fresh; $BIN/herald-$L bench pipeline --scenario broadcast --devices 300000 --database-url $DB --ca-file $CA --key-file $KEY --json > $O/broadcast-$L-$i.json 2> $O/broadcast-$L-$i.err
+    done
+  done
+}
+
+# ROUNDS rounds of the C baseline and each label's 100,000 single-device jobs, each on a fresh database.
+single_jobs() { # OUT ROUNDS LABEL...
+  local O=$1 n=$2 i L; shift 2; mkdir -p $O; : > $O/commit
+  for i in $(seq 1 $n); do
+    stamp "round $i" $O
+    /work/benchruns/wt-head/bench/amqp-baseline --amqp-url "$HERALD_AMQP_URL" --count 100000 --size 300 --prefetch 200 --confirm-window 1000 --json > $O/amqp-baseline-$i.json 2>/dev/null
+    for L in "$@"; do
+      fresh; $BIN/herald-$L bench pipeline --scenario jobs --devices 100000 --confirm-window 1000 --database-url $DB --ca-file $CA --key-file $KEY --json > $O/jobs-$L-$i.json 2> $O/jobs-$L-$i.err
+    done
+  done
+}
