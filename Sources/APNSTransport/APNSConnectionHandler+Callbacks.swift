@@ -125,8 +125,11 @@ private let apnsOnFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, us
     guard let frame else { return 0 }
     let type = herald_nghttp2_frame_type(frame)
     if type == UInt8(NGHTTP2_SETTINGS.rawValue), herald_nghttp2_frame_is_ack(frame) == 0 {
-        let tableSize = herald_nghttp2_settings_value(frame, Int32(NGHTTP2_SETTINGS_HEADER_TABLE_SIZE.rawValue))
-        if tableSize >= 0 { handler(userData).headerEncoder.serverAllowsTable(of: Int(tableSize)) }
+        // Every entry in order: a server may send 0 then a size to have the table emptied.
+        for index in 0..<herald_nghttp2_settings_count(frame)
+        where herald_nghttp2_settings_id(frame, index) == Int32(NGHTTP2_SETTINGS_HEADER_TABLE_SIZE.rawValue) {
+            handler(userData).headerEncoder.serverAllowsTable(of: Int(herald_nghttp2_settings_value(frame, index)))
+        }
     } else if type == UInt8(NGHTTP2_GOAWAY.rawValue) {
         let length = herald_nghttp2_goaway_opaque_data_len(frame)
         var debugData = ""

@@ -15,13 +15,16 @@ import NIOHPACK
 /// server's SETTINGS_HEADER_TABLE_SIZE, up to 4,096 bytes.
 ///
 /// What is indexed (decision 0013):
-/// - **Indexed:** `:authority`, `authorization`, `apns-push-type`, `apns-topic`, `apns-priority` and `content-length`.
-///   They repeat from request to request, so after the first each costs a byte. The provider token is indexed because
-///   issue 21 asks for it. It is a signature, not a guessable password: what never-indexing guards against does not
-///   apply to it. It changes once an hour, so it takes one entry of the table at a time.
-/// - **Never entered:** `:path`, unique per device (APNS.md).
+/// - **Indexed:** `:authority`, `authorization`, `apns-push-type`, `apns-topic` and `apns-priority`. They repeat
+///   from request to request, so after the first each costs a byte. The provider token is indexed because issue 21
+///   asks for it. It is a signature, not a guessable password: what never-indexing guards against does not apply to
+///   it. It changes once an hour, so it takes one entry of the table at a time.
+/// - **Never entered:** `:path`, unique per device (APNS.md), and `content-length`, whose name is in the static
+///   table: payload sizes vary, and entering each one would push the provider token out of the table.
 /// - **Indexed the first time, then sent without indexing:** `apns-expiration`, `apns-collapse-id` and `apns-id`. The
 ///   first request enters the name into the table; the values, which change, do not churn it. This is what Apple asks.
+///   The names are entered again after a new provider token or table size, so that they stay among the newest
+///   entries and are not the ones the table drops.
 struct APNSRequestHeaderEncoder {
     /// The most header bytes (names and values) a request may have: with Huffman coding at its worst (4 bytes a
     /// byte) and the fields' prefixes, the block still fits the smallest frame a server may allow (16,384 bytes).
@@ -51,11 +54,12 @@ struct APNSRequestHeaderEncoder {
     }
 
     /// The bytes of a request's header names and values, at most, to check against ``maximumHeaderBytes`` before it
-    /// is submitted. 256 covers the names and the values whose size is fixed or small (method, push type, numbers,
-    /// apns-id).
+    /// is submitted. 256 covers the names (131 bytes), the fixed values (`POST`, `https`, `/3/device/`, `bearer `,
+    /// apns-id: 62) and the three numbers (20 digits each at most).
     func headerBytes(of request: APNSRequest, bearerToken: String?) -> Int {
         256 + authority.utf8.count + request.deviceToken.hex.utf8.count + request.topic.utf8.count
-            + (bearerToken?.utf8.count ?? 0) + (request.collapseID?.utf8.count ?? 0)
+            + request.pushType.rawValue.utf8.count + (bearerToken?.utf8.count ?? 0)
+            + (request.collapseID?.utf8.count ?? 0)
     }
 
     /// Submits `stream`'s request to `session` with `provider` for the body and no headers (the handler's flush writes
@@ -70,8 +74,11 @@ struct APNSRequestHeaderEncoder {
     /// The server's SETTINGS_HEADER_TABLE_SIZE changed: the next block announces the new size (and the smallest one
     /// since the last block, as RFC 7541 §4.2 asks).
     mutating func serverAllowsTable(of size: Int) {
+        let size = min(size, Self.maximumTableSize)
+        guard size != hpack.allowedDynamicTableSize else { return }
         // setDynamicTableSize throws only while a block is being encoded, and a block is encoded in one call.
-        try? hpack.setDynamicTableSize(min(size, Self.maximumTableSize))
+        try? hpack.setDynamicTableSize(size)
+        namesSent = []
     }
 
     /// Appends the header block of `request` to `buffer`; `bearerToken` is the provider token, nil with certificates.
@@ -82,7 +89,10 @@ struct APNSRequestHeaderEncoder {
         try hpack.appendNonIndexed(header: ":path", value: "/3/device/" + request.deviceToken.hex)
         try hpack.append(header: ":authority", value: authority)
         if let token = bearerToken {
-            if authorization?.token != token { authorization = (token, "bearer " + token) }
+            if authorization?.token != token {
+                authorization = (token, "bearer " + token)
+                namesSent = []
+            }
             try hpack.append(header: "authorization", value: authorization!.value)
         }
         try hpack.append(header: "apns-push-type", value: request.pushType.rawValue)
@@ -101,7 +111,7 @@ struct APNSRequestHeaderEncoder {
             apnsID.write(into: &text)
             try appendFirstIndexed("apns-id", String(decoding: text, as: UTF8.self), .apnsID)
         }
-        try hpack.append(header: "content-length", value: String(request.payload.count))
+        try hpack.appendNonIndexed(header: "content-length", value: String(request.payload.count))
         var block = try hpack.endEncoding()
         buffer.writeBuffer(&block)
     }

@@ -32,13 +32,15 @@ static inline int herald_nghttp2_frame_is_ack(const nghttp2_frame *frame) {
     return (frame->hd.flags & NGHTTP2_FLAG_ACK) != 0;
 }
 
-/* The value a SETTINGS frame gives `settings_id`, or -1 when it does not give one (the last one wins). */
-static inline int64_t herald_nghttp2_settings_value(const nghttp2_frame *frame, int32_t settings_id) {
-    int64_t value = -1;
-    for (size_t i = 0; i < frame->settings.niv; i++) {
-        if (frame->settings.iv[i].settings_id == settings_id) value = (int64_t)frame->settings.iv[i].value;
-    }
-    return value;
+/* A SETTINGS frame's entries, in the order the peer sent them (the same setting may come more than once). */
+static inline size_t herald_nghttp2_settings_count(const nghttp2_frame *frame) { return frame->settings.niv; }
+
+static inline int32_t herald_nghttp2_settings_id(const nghttp2_frame *frame, size_t index) {
+    return frame->settings.iv[index].settings_id;
+}
+
+static inline uint32_t herald_nghttp2_settings_value(const nghttp2_frame *frame, size_t index) {
+    return frame->settings.iv[index].value;
 }
 
 /* nghttp2_settings_entry built in C (its field types differ between headers). */

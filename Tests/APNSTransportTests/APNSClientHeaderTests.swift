@@ -14,6 +14,7 @@ import Testing
         try await SimulatorFixture.with { simulator in
             simulator.headerTableSize = size
         } _: { fixture in
+            let firstProviderToken = try fixture.cache.current().value
             let tokens = (0..<200).map(hexToken)
             for (index, token) in tokens.enumerated() {
                 // Halfway, the provider token is due for refresh: a new `authorization` value on the same connection.
@@ -28,17 +29,24 @@ import Testing
             #expect(batch.allSatisfy { (try? $0?.get())?.status == 200 })
             #expect(fixture.simulator.records.count == 500)
             #expect(Set(fixture.simulator.records.map(\.token)).isSuperset(of: tokens))
+            #expect(try fixture.cache.current().value != firstProviderToken)
             #expect(fixture.logs.count(of: "APNs connection established") == 1)
         }
     }
 
-    @Test func headersTooLargeForOneFrameFailOnlyTheirRequest() async throws {
+    /// Any field can be the one too long: the topic, or a push type (an open set, kept as text when unknown).
+    @Test(arguments: ["topic", "push type"])
+    func headersTooLargeForOneFrameFailOnlyTheirRequest(field: String) async throws {
         try await SimulatorFixture.with { fixture in
             var oversized = makeRequest(token: "a1b2c3d4")
-            oversized.topic = String(repeating: "t", count: 4_000)
+            if field == "topic" {
+                oversized.topic = String(repeating: "t", count: 4_000)
+            } else {
+                oversized.pushType = PushType(rawValue: String(repeating: "p", count: 4_000))
+            }
             do throws(APNSTransportError) {
                 _ = try await fixture.client.send(oversized)
-                Issue.record("a request with 4,000 bytes of topic was sent")
+                Issue.record("a request with 4,000 bytes of \(field) was sent")
             } catch {
                 #expect(error.code == .protocolError)
                 #expect(error.message.contains("over the 3840"))

@@ -36,18 +36,25 @@ import Testing
         ]
     }
 
-    /// Encodes one request's block and decodes it; returns the block's size and the decoded fields.
+    private struct Decoded {
+        var block: [UInt8]
+        var fields: [(name: String, value: String, indexable: HPACKIndexing)]
+        var bytes: Int { block.count }
+        var lines: [String] { fields.map { "\($0.name): \($0.value)" } }
+    }
+
+    /// Encodes one request's block and decodes it.
     private static func roundTrip(
         _ request: APNSRequest,
         jwt: String? = jwt,
         _ encoder: inout APNSRequestHeaderEncoder,
         _ decoder: inout HPACKDecoder
-    ) throws -> (bytes: Int, fields: [(name: String, value: String, indexable: HPACKIndexing)]) {
+    ) throws -> Decoded {
         var block = ByteBuffer()
         try encoder.writeBlock(for: request, bearerToken: jwt, into: &block)
-        let bytes = block.readableBytes
+        let bytes = Array(block.readableBytesView)
         let headers = try decoder.decodeHeaders(from: &block)
-        return (bytes, headers.map { ($0.name, $0.value, $0.indexable) })
+        return Decoded(block: bytes, fields: headers.map { ($0.name, $0.value, $0.indexable) })
     }
 
     @Test func afterTheFirstRequestTheProviderTokenAndTheConstantFieldsCostAByteEach() throws {
@@ -56,12 +63,12 @@ import Testing
         let tokens = ["a1b2c3d4" + String(repeating: "0", count: 56), "a1b2c3d5" + String(repeating: "0", count: 56)]
 
         let first = try Self.roundTrip(Self.request(token: tokens[0]), &encoder, &decoder)
-        #expect(first.fields.map { "\($0.name): \($0.value)" } == Self.expectedFields(token: tokens[0]))
+        #expect(first.lines == Self.expectedFields(token: tokens[0]))
         #expect(first.bytes > Self.jwt.utf8.count / 2, "the first block carries the provider token")
 
         let second = try Self.roundTrip(Self.request(token: tokens[1], expiration: 1_700_000_060), &encoder, &decoder)
         #expect(
-            second.fields.map { "\($0.name): \($0.value)" }
+            second.lines
                 == Self.expectedFields(token: tokens[1], expiration: 1_700_000_060))
         // The same two requests on a connection with certificates (no provider token): the token costs one byte.
         var certificateEncoder = APNSRequestHeaderEncoder(authority: "api.push.apple.com")
@@ -90,10 +97,11 @@ import Testing
             let expiration = 1_700_000_000 + Int64(index)
             let decoded = try Self.roundTrip(Self.request(token: token, expiration: expiration), &encoder, &decoder)
             #expect(
-                decoded.fields.map { "\($0.name): \($0.value)" }
+                decoded.lines
                     == Self.expectedFields(token: token, expiration: expiration))
             let entered = decoded.fields.filter { $0.indexable == .indexable }.map(\.name)
-            #expect(!entered.contains(":path") && !entered.contains("apns-expiration") && !entered.contains("apns-id"))
+            let changing = [":path", "apns-expiration", "apns-collapse-id", "apns-id", "content-length"]
+            #expect(Set(entered).isDisjoint(with: changing), "entered: \(entered)")
             #expect(decoded.bytes < 80, "block \(index) is \(decoded.bytes) bytes: a value was sent again")
         }
     }
@@ -104,10 +112,10 @@ import Testing
         let newJWT = String(Self.jwt.reversed())
         _ = try Self.roundTrip(Self.request(token: "ab01"), &encoder, &decoder)
         let changed = try Self.roundTrip(Self.request(token: "ab02"), jwt: newJWT, &encoder, &decoder)
-        #expect(changed.fields.map { "\($0.name): \($0.value)" } == Self.expectedFields(token: "ab02", jwt: newJWT))
+        #expect(changed.lines == Self.expectedFields(token: "ab02", jwt: newJWT))
         #expect(changed.bytes > newJWT.utf8.count / 2)
         let again = try Self.roundTrip(Self.request(token: "ab03"), jwt: newJWT, &encoder, &decoder)
-        #expect(again.fields.map { "\($0.name): \($0.value)" } == Self.expectedFields(token: "ab03", jwt: newJWT))
+        #expect(again.lines == Self.expectedFields(token: "ab03", jwt: newJWT))
         #expect(again.bytes < newJWT.utf8.count / 2)
     }
 
@@ -119,10 +127,14 @@ import Testing
         // The server's SETTINGS arrive; it now decodes with the smaller table.
         encoder.serverAllowsTable(of: size)
         decoder.maxDynamicTableLength = size
+        // The next block opens with a dynamic table size update (001xxxxx) to the new size.
+        let announced = try Self.roundTrip(Self.request(token: "ab02"), &encoder, &decoder)
+        #expect(announced.block.first.map { $0 & 0xE0 } == 0x20)
+        #expect(announced.block.first.map { Int($0 & 0x1F) } == min(size, 31))
         for index in 0..<3 {
             let token = String(format: "%04x", index)
             let decoded = try Self.roundTrip(Self.request(token: token), &encoder, &decoder)
-            #expect(decoded.fields.map { "\($0.name): \($0.value)" } == Self.expectedFields(token: token))
+            #expect(decoded.lines == Self.expectedFields(token: token))
             // The provider token no longer fits the table, so it is sent each time.
             #expect(decoded.bytes > Self.jwt.utf8.count / 2)
             #expect(decoder.allowedDynamicTableLength == size)
@@ -134,5 +146,32 @@ import Testing
         #expect(decoder.allowedDynamicTableLength == APNSRequestHeaderEncoder.maximumTableSize)
         let indexed = try Self.roundTrip(Self.request(token: "ab03"), &encoder, &decoder)
         #expect(indexed.bytes < Self.jwt.utf8.count / 2)
+    }
+
+    @Test func twoSizesBeforeTheNextBlockAnnounceTheSmallestThenTheLast() throws {
+        var encoder = APNSRequestHeaderEncoder(authority: "api.push.apple.com")
+        var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        _ = try Self.roundTrip(Self.request(token: "ab01"), &encoder, &decoder)
+        // One SETTINGS frame with HEADER_TABLE_SIZE 0 then 4,096: the server empties its table.
+        encoder.serverAllowsTable(of: 0)
+        encoder.serverAllowsTable(of: 4_096)
+        let decoded = try Self.roundTrip(Self.request(token: "ab02"), &encoder, &decoder)
+        // 0x20 is "size 0"; 0x3F 0xE1 0x1F is "size 4,096" (31 + 4,065 in 7-bit groups).
+        #expect(Array(decoded.block.prefix(4)) == [0x20, 0x3F, 0xE1, 0x1F])
+        #expect(decoded.lines == Self.expectedFields(token: "ab02"))
+        #expect(decoded.bytes > Self.jwt.utf8.count / 2, "the emptied table no longer holds the provider token")
+    }
+
+    @Test func payloadsOfEverySizeLeaveTheProviderTokenInTheTable() throws {
+        var encoder = APNSRequestHeaderEncoder(authority: "api.push.apple.com")
+        var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        _ = try Self.roundTrip(Self.request(token: "ab01"), &encoder, &decoder)
+        for size in 100..<400 {
+            var request = Self.request(token: "ab02")
+            request.payload = Array(repeating: UInt8(ascii: " "), count: size)
+            let decoded = try Self.roundTrip(request, &encoder, &decoder)
+            #expect(decoded.fields.last.map { "\($0.name): \($0.value)" } == "content-length: \(size)")
+            #expect(decoded.bytes < 80, "payload of \(size) bytes: a block of \(decoded.bytes) bytes")
+        }
     }
 }
