@@ -1,8 +1,9 @@
 #!/bin/bash
 # Shared by the commands.sh of the 2026-11-26 sequences (issue 21's close and issue 18's before/after): the paths,
 # the fresh database of each pipeline run and the h2load baseline. Each commands.sh sources this and runs its own
-# section (A to I, named in its first comment); the sections ran one after another, A first. G to I measured
-# Herald's own HPACK encoding (3ce88f8) later the same day.
+# section (A to O, named in its first comment); the sections ran one after another, A first. G to O measured
+# Herald's own HPACK encoding (3ce88f8 and after) later the same day. (K's run files were deleted by mistake; its
+# ratios.txt has what they gave.)
 set -u
 cd /work/main; set -a; . .state/services.env; set +a
 R=/work/main/bench/results; D=2026-11-26
@@ -37,6 +38,23 @@ single_jobs() { # OUT ROUNDS LABEL...
     /work/benchruns/wt-head/bench/amqp-baseline --amqp-url "$HERALD_AMQP_URL" --count 100000 --size 300 --prefetch 200 --confirm-window 1000 --json > $O/amqp-baseline-$i.json 2>/dev/null
     for L in "$@"; do
       fresh; $BIN/herald-$L bench pipeline --scenario jobs --devices 100000 --confirm-window 1000 --database-url $DB --ca-file $CA --key-file $KEY --json > $O/jobs-$L-$i.json 2> $O/jobs-$L-$i.err
+    done
+  done
+}
+
+# ROUNDS rounds per shape (1x1000, then 4x250) of h2load and each label's `bench apns --api batch`, plus the first
+# label's `--api send`; one subdirectory per shape.
+apns_rounds() { # OUT ROUNDS LABEL...
+  local O=$1 n=$2 shape C S i L; shift 2; mkdir -p $O; : > $O/commit
+  for shape in "1 1000" "4 250"; do
+    set -- $shape "${@}"; C=$1; S=$2; shift 2; mkdir -p $O/${C}x${S}
+    for i in $(seq 1 $n); do
+      stamp "${C}x${S} round $i" $O
+      h2 $C $S 300000 $BODY250 $O/${C}x${S}/h2load-$i.txt
+      for L in "$@"; do
+        $BIN/herald-$L bench apns --api batch --connections $C --streams $S --count 300000 --json > $O/${C}x${S}/apns-$L-batch-$i.json 2>/dev/null
+      done
+      $BIN/herald-$1 bench apns --api send --connections $C --streams $S --count 300000 --json > $O/${C}x${S}/apns-$1-send-$i.json 2>/dev/null
     done
   done
 }
