@@ -50,10 +50,11 @@ private func handler(_ userData: UnsafeMutableRawPointer?) -> APNSConnectionHand
     Unmanaged<APNSConnectionHandler>.fromOpaque(userData!).takeUnretainedValue()
 }
 
-/// The stream a callback is about: nghttp2 holds each request's `APNSStream` as its stream user data (unretained; the
-/// handler's `streams` keeps it alive until the stream closes), which spares a dictionary lookup per callback.
+/// The stream nghttp2 reports about (a callback, a frame it serialises): nghttp2 holds each request's `APNSStream` as
+/// its stream user data (unretained; the handler's `streams` keeps it alive until the stream closes), which spares a
+/// dictionary lookup each time.
 @inline(__always)
-private func stream(_ session: OpaquePointer?, _ id: Int32) -> APNSStream? {
+func stream(_ session: OpaquePointer?, _ id: Int32) -> APNSStream? {
     guard let session, let pointer = nghttp2_session_get_stream_user_data(session, id) else { return nil }
     return Unmanaged<APNSStream>.fromOpaque(pointer).takeUnretainedValue()
 }

@@ -33,11 +33,10 @@ extension APNSConnectionHandler {
         else {
             throw APNSTransportError(.protocolError, "nghttp2 serialised a HEADERS frame Herald cannot re-encode")
         }
-        guard let userData = nghttp2_session_get_stream_user_data(session, streamID) else {
+        guard let stream = stream(session, streamID) else {
             throw APNSTransportError(
                 .protocolError, "nghttp2 serialised HEADERS for stream \(streamID), which has no request")
         }
-        let stream = Unmanaged<APNSStream>.fromOpaque(userData).takeUnretainedValue()
 
         let start = buffer.writerIndex
         buffer.writeBytes(UnsafeBufferPointer(rebasing: frame[0..<headerLength + fieldsBeforeBlock]))

@@ -49,8 +49,12 @@ extension APNSConnectionHandler {
                 stream.complete(.failure(APNSTransportError(.protocolError, message)))
                 continue
             }
+            // No headers: the flush writes the HEADERS frame with the block from `headerEncoder`. The stream is the
+            // stream's user data, unretained: `streams` holds it while it is open.
             let id = withUnsafePointer(to: dataProvider) { provider in
-                headerEncoder.submit(stream, to: session, provider: stream.request.payload.isEmpty ? nil : provider)
+                nghttp2_submit_request(
+                    session, nil, nil, 0, stream.request.payload.isEmpty ? nil : provider,
+                    Unmanaged.passUnretained(stream).toOpaque())
             }
             guard id > 0 else {
                 if id == NGHTTP2_ERR_STREAM_ID_NOT_AVAILABLE.rawValue {

@@ -1,5 +1,4 @@
 import APNSCore
-import CNGHTTP2
 import NIOCore
 import NIOHPACK
 
@@ -8,7 +7,7 @@ import NIOHPACK
 ///
 /// libnghttp2 never enters `authorization` into the HPACK table, whatever the caller asks: its deflater treats the
 /// field as a password. Each request would then carry the ~200-byte provider token again, Huffman-coded, for the
-/// server to decode. So a request goes to nghttp2 with an empty header list (``submit(_:to:provider:)``), and the
+/// server to decode. So a request goes to nghttp2 with an empty header list (`startWaitingStreams`), and the
 /// handler's flush replaces the block of the HEADERS frame nghttp2 serialises with the one
 /// ``writeBlock(for:bearerToken:into:)`` encodes. That happens in the order the frames go on the wire, so this
 /// encoder's dynamic table is the one the server decodes against. NIOHPACK does the encoding; its table follows the
@@ -70,15 +69,6 @@ struct APNSRequestHeaderEncoder {
             + (request.collapseID?.utf8.count ?? 0)
     }
 
-    /// Submits `stream`'s request to `session` with `provider` for the body and no headers (the handler's flush writes
-    /// them); returns the stream id or an nghttp2 error.
-    func submit(_ stream: APNSStream, to session: OpaquePointer, provider: UnsafePointer<nghttp2_data_provider>?)
-        -> Int32
-    {
-        // The stream is the stream's user data, unretained: the handler's `streams` holds it while it is open.
-        nghttp2_submit_request(session, nil, nil, 0, provider, Unmanaged.passUnretained(stream).toOpaque())
-    }
-
     /// The server's SETTINGS_HEADER_TABLE_SIZE changed: the next block announces the new size (and the smallest one
     /// since the last block, as RFC 7541 §4.2 asks).
     mutating func serverAllowsTable(of size: Int) {
@@ -115,9 +105,7 @@ struct APNSRequestHeaderEncoder {
             try appendFirstIndexed("apns-collapse-id", collapseID, .collapseID)
         }
         if let apnsID = request.apnsID {
-            var text: [UInt8] = []
-            apnsID.write(into: &text)
-            try appendFirstIndexed("apns-id", String(decoding: text, as: UTF8.self), .apnsID)
+            try appendFirstIndexed("apns-id", apnsID.description, .apnsID)
         }
         try hpack.appendNonIndexed(header: "content-length", value: String(request.payload.count))
         var block = try hpack.endEncoding()

@@ -37,13 +37,16 @@ struct BenchAPNSCommand: AsyncParsableCommand {
             How the requests go to the client: batch (one sendAll with connections × streams in flight, as the \
             worker's deliverer sends) or send (connections × streams tasks each calling send in a loop).
             """)
-    var api = "batch"
+    var api = API.batch
+
+    enum API: String, ExpressibleByArgument, CaseIterable {
+        case batch, send
+    }
 
     func run() async throws {
         guard connections > 0, streams > 0, count > 0, threads > 0, size >= 20 else {
             throw ValidationError("--connections, --streams, --count and --threads must be positive; --size ≥ 20")
         }
-        guard api == "batch" || api == "send" else { throw ValidationError("--api must be batch or send") }
         guard let url = URL(string: endpoint), let host = url.host else {
             throw ValidationError("--endpoint must be a URL like https://127.0.0.1:58443")
         }
@@ -76,33 +79,10 @@ struct BenchAPNSCommand: AsyncParsableCommand {
         let start = NIODeadline.now()
         let senders = min(connections * streams, count)
         let (latencies, failed) =
-            api == "batch"
-            ? await Self.sendBatch(client, request, count: count, concurrency: senders)
-            : try await withThrowingTaskGroup(of: ([Int64], Int).self) { tasks in
-            for sender in 0..<senders {
-                let share = count / senders + (sender < count % senders ? 1 : 0)
-                tasks.addTask {
-                    var latencies = [Int64]()
-                    latencies.reserveCapacity(share)
-                    var failed = 0
-                    for _ in 0..<share {
-                        let sent = NIODeadline.now()
-                        let outcome = try await client.send(request)
-                        latencies.append((NIODeadline.now() - sent).nanoseconds)
-                        if outcome.status != 200 { failed += 1 }
-                    }
-                    return (latencies, failed)
-                }
+            switch api {
+            case .batch: await Self.sendBatch(client, request, count: count, concurrency: senders)
+            case .send: try await Self.sendInTasks(client, request, count: count, tasks: senders)
             }
-            var all = [Int64]()
-            all.reserveCapacity(count)
-            var failed = 0
-            for try await (some, failures) in tasks {
-                all.append(contentsOf: some)
-                failed += failures
-            }
-            return (all, failed)
-        }
         let seconds = Double((NIODeadline.now() - start).nanoseconds) / 1e9
         let cpu = Self.cpuSeconds() - cpuBefore
         await client.shutdown()
@@ -129,6 +109,41 @@ struct BenchAPNSCommand: AsyncParsableCommand {
                 rate, seconds, percentile(0.50), percentile(0.99), cpu, failed
             )
             print(line)
+        }
+    }
+
+    /// Sends `count` copies of `request` from `tasks` tasks, each calling `send` in a loop (one task wake-up per
+    /// request); returns each request's latency and how many were not answered 200.
+    static func sendInTasks(
+        _ client: APNSClient,
+        _ request: APNSRequest,
+        count: Int,
+        tasks senders: Int
+    ) async throws -> ([Int64], Int) {
+        try await withThrowingTaskGroup(of: ([Int64], Int).self) { tasks in
+            for sender in 0..<senders {
+                let share = count / senders + (sender < count % senders ? 1 : 0)
+                tasks.addTask {
+                    var latencies = [Int64]()
+                    latencies.reserveCapacity(share)
+                    var failed = 0
+                    for _ in 0..<share {
+                        let sent = NIODeadline.now()
+                        let outcome = try await client.send(request)
+                        latencies.append((NIODeadline.now() - sent).nanoseconds)
+                        if outcome.status != 200 { failed += 1 }
+                    }
+                    return (latencies, failed)
+                }
+            }
+            var all = [Int64]()
+            all.reserveCapacity(count)
+            var failed = 0
+            for try await (some, failures) in tasks {
+                all.append(contentsOf: some)
+                failed += failures
+            }
+            return (all, failed)
         }
     }
 

@@ -273,7 +273,16 @@ public struct AppsFile: Sendable, Hashable, Codable {
     /// the app's `max_per_second`; nil if neither is set. The planner sizes and paces the job's batches by it, the
     /// deliverer takes each batch's turn in it, and a job with one is never delivered in a group of small jobs.
     public func sendRate(app id: String, throttle: Int?) -> Int? {
-        [throttle, app(id)?.maxPerSecond].compactMap { $0 }.min()
+        app(id).map { $0.sendRate(throttle: throttle) } ?? throttle
+    }
+}
+
+extension AppConfiguration {
+    /// The rate a job of this app with its own `throttle` is sent at: the lower of that and `max_per_second`; nil if
+    /// neither is set (see ``AppsFile/sendRate(app:throttle:)``).
+    public func sendRate(throttle: Int?) -> Int? {
+        guard let maxPerSecond else { return throttle }
+        return min(throttle ?? maxPerSecond, maxPerSecond)
     }
 }
 

@@ -36,6 +36,18 @@ import Testing
 
     static func token(_ n: Int, prefix: String) -> DeviceToken { WorkerHarness.token(n, prefix: prefix) }
 
+    /// Imports one device of the harness's app and registers an update token of it for each activity.
+    static func oneDevice(
+        withUpdateTokens tokens: [(activity: String, token: DeviceToken)],
+        in harness: WorkerHarness
+    ) async throws {
+        let devices = try await harness.importDevices(count: 1)
+        for (activity, token) in tokens {
+            _ = try await harness.store.registerUpdateToken(
+                app: WorkerHarness.app, activityID: activity, device: devices[0].token, token: token, registeredBy: nil)
+        }
+    }
+
     @Test func startUpdateWithRotationAndEndWithDismissal() async throws {
         try await WorkerHarness.with { harness in
             let devices = try await harness.importDevices(count: 2)
@@ -106,10 +118,7 @@ import Testing
 
     @Test func anAppServingBothEnvironmentsIsRefusedRatherThanSentToTheWrongOne() async throws {
         try await WorkerHarness.with { harness in
-            let devices = try await harness.importDevices(count: 1)
-            _ = try await harness.store.registerUpdateToken(
-                app: WorkerHarness.app, activityID: "trip", device: devices[0].token, token: Self.token(1, prefix: "0e"),
-                registeredBy: nil)
+            try await Self.oneDevice(withUpdateTokens: [("trip", Self.token(1, prefix: "0e"))], in: harness)
             let worker = try harness.startWorker { $0.apps.apps[0].environments = [.sandbox, .production] }
             try await harness.publish(Self.job("both", target: .activity("trip"), event: "update", step: 1))
             _ = await harness.events.wait { events in
@@ -128,9 +137,7 @@ import Testing
         try await WorkerHarness.with {
             $0.deadTokens = [dead.hex]
         } _: { harness in
-            let devices = try await harness.importDevices(count: 1)
-            _ = try await harness.store.registerUpdateToken(
-                app: WorkerHarness.app, activityID: "ride-9", device: devices[0].token, token: dead, registeredBy: nil)
+            try await Self.oneDevice(withUpdateTokens: [("ride-9", dead)], in: harness)
             // The app's events, to see how the pruned token is reported.
             try await harness.topology.declare(on: harness.publisher)
             let queue = TestServices.uniqueName("events")
@@ -162,13 +169,9 @@ import Testing
 
     @Test func budgetChoosesTenThenFive() async throws {
         try await WorkerHarness.with { harness in
-            let devices = try await harness.importDevices(count: 1)
-            _ = try await harness.store.registerUpdateToken(
-                app: WorkerHarness.app, activityID: "match", device: devices[0].token, token: Self.token(1, prefix: "0b"),
-                registeredBy: nil)
-            _ = try await harness.store.registerUpdateToken(
-                app: WorkerHarness.app, activityID: "quiet", device: devices[0].token, token: Self.token(2, prefix: "0b"),
-                registeredBy: nil)
+            try await Self.oneDevice(
+                withUpdateTokens: [("match", Self.token(1, prefix: "0b")), ("quiet", Self.token(2, prefix: "0b"))],
+                in: harness)
             let worker = try harness.startWorker {
                 $0.apps.apps[0].liveActivities = LiveActivitySettings(priorityBudgetPerHour: 2)
             }
@@ -190,10 +193,7 @@ import Testing
 
     @Test func frequentUpdatesAskForTen() async throws {
         try await WorkerHarness.with { harness in
-            let devices = try await harness.importDevices(count: 1)
-            _ = try await harness.store.registerUpdateToken(
-                app: WorkerHarness.app, activityID: "score", device: devices[0].token, token: Self.token(1, prefix: "0c"),
-                registeredBy: nil)
+            try await Self.oneDevice(withUpdateTokens: [("score", Self.token(1, prefix: "0c"))], in: harness)
             let worker = try harness.startWorker {
                 $0.apps.apps[0].liveActivities = LiveActivitySettings(frequentUpdates: true, priorityBudgetPerHour: 1)
             }
@@ -211,11 +211,8 @@ import Testing
             // The first send is answered 503 once: it stays in hand while the burst behind it arrives.
             $0.injectedFailures = [InjectedFailure(status: 503, reason: "ServiceUnavailable", every: 1, times: 1)]
         } _: { harness in
-            let devices = try await harness.importDevices(count: 1)
             let token = Self.token(1, prefix: "0d")
-            _ = try await harness.store.registerUpdateToken(
-                app: WorkerHarness.app, activityID: "delivery", device: devices[0].token, token: token,
-                registeredBy: nil)
+            try await Self.oneDevice(withUpdateTokens: [("delivery", token)], in: harness)
             // A burst of ten updates waits in the broker before the worker starts.
             let ids = (1...10).map { "step-\($0)" }
             for (n, id) in ids.enumerated() {

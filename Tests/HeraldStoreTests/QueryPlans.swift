@@ -28,9 +28,7 @@ extension QueryPlanTests {
         on store: Store
     ) async throws -> PlanNode {
         try await store.client.withTransaction(logger: logger) { connection in
-            for (setting, value) in settings {
-                try await connection.query("SELECT set_config(\(setting), \(value), true)", logger: logger)
-            }
+            try await connection.setForTransaction(settings, logger: logger)
             let rows = try await connection.query(
                 PostgresQuery(unsafeSQL: "EXPLAIN (FORMAT JSON) " + query.sql, binds: query.binds), logger: logger)
             return try await plan(from: rows)
@@ -48,9 +46,7 @@ extension QueryPlanTests {
     ) async throws -> PlanNode {
         let parameters = types?.count ?? parameterCount(in: sql)
         return try await store.client.withTransaction(logger: logger) { connection in
-            for (setting, value) in settings + [("plan_cache_mode", "force_generic_plan")] {
-                try await connection.query("SELECT set_config(\(setting), \(value), true)", logger: logger)
-            }
+            try await connection.setForTransaction(settings + [("plan_cache_mode", "force_generic_plan")], logger: logger)
             let typeList = types.map { "(" + $0.joined(separator: ", ") + ")" } ?? ""
             try await connection.query(
                 PostgresQuery(unsafeSQL: "PREPARE \(name)\(typeList) AS \(sql)"), logger: logger)

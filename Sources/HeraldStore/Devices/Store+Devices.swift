@@ -98,7 +98,7 @@ extension Store {
         let started = ContinuousClock.now
         try await run("analysing devices") {
             try await client.withTransaction(logger: logger) { connection in
-                try await connection.query("SELECT set_config('lock_timeout', \("10s"), true)", logger: logger)
+                try await connection.setForTransaction([("lock_timeout", "10s")], logger: logger)
                 try await connection.query("ANALYZE devices", logger: logger)
             }
         }

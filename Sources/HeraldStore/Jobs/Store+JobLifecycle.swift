@@ -101,9 +101,7 @@ extension Store {
     ) async throws(StoreError) -> Int {
         try await run(what) {
             try await client.withTransaction(logger: logger) { connection in
-                for (setting, value) in settings {
-                    try await connection.query("SELECT set_config(\(setting), \(value), true)", logger: logger)
-                }
+                try await connection.setForTransaction(settings, logger: logger)
                 let rows = try await connection.query(taking, logger: logger)
                 var due: [(job: JobKey, spec: String)] = []
                 for try await (app, id, spec) in rows.decode((String, String, String).self) {

@@ -122,7 +122,7 @@ struct JobConsumer: Sendable {
     private func isSmall(_ job: PreparedJob, app: AppConfiguration) -> Bool {
         guard case .tokens(let tokens) = job.audience, job.liveActivity == nil else { return false }
         return tokens.count <= configuration.batchSize && job.sendAt == nil
-            && (app.maxPerSecond == nil && job.throttlePerSecond == nil) && !job.template.variesPerDevice
+            && app.sendRate(throttle: job.throttlePerSecond) == nil && !job.template.variesPerDevice
             && !app.sendsPerDeviceEnvironment
     }
 
