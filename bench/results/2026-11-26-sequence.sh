@@ -1,7 +1,7 @@
 #!/bin/bash
 # Shared by the commands.sh of the 2026-11-26 sequences (issue 21's close and issue 18's before/after): the paths,
 # the fresh database of each pipeline run and the h2load baseline. Each commands.sh sources this and runs its own
-# section (A to O, named in its first comment); the sections ran one after another, A first. G to O measured
+# section (A to P, named in its first comment); the sections ran one after another, A first. G to P measured
 # Herald's own HPACK encoding (3ce88f8 and after) later the same day. (K's run files were deleted by mistake; its
 # ratios.txt has what they gave.)
 set -u
