@@ -55,7 +55,14 @@ import Testing
                 }
             }
         }
-        let published = next.value - 4  // each lane drew one number it did not publish
+        // Each lane drew one number it did not publish. Then a tail published over the reconnected producer: every
+        // number before it may have reached the consumer before the broker went down, and only a consumer that
+        // reconnected receives the tail.
+        let tailStart = next.value - 4
+        let published = tailStart + 200
+        for number in tailStart..<published {
+            try await producer.publish(Array(String(number).utf8), routingKey: queue)
+        }
         #expect(try await restart.value == 0)
 
         let complete = try await withTimeout(.seconds(120)) {
