@@ -4,10 +4,16 @@ import NIOCore
 // Requests into streams: what the connection hands over, waiting in deadline order for the server's stream limit.
 
 extension APNSConnectionHandler {
+    /// True while the handler opens new streams: the connection is up, and neither shutting down nor retiring.
+    var takesRequests: Bool {
+        guard case .active = state else { return false }
+        return !shuttingDown && !retiring
+    }
+
     /// Takes requests handed over by the connection: they wait for a stream in deadline order.
     func accept(_ pending: [APNSPendingRequest]) {
         guard !pending.isEmpty else { return }
-        guard case .active = state, !shuttingDown, !retiring else {
+        guard takesRequests else {
             let reason = closeReason ?? APNSTransportError(.connectionClosed, "the connection is closing")
             for request in pending { APNSStream(request, deadline: .now()).complete(resultForUnsent(reason)) }
             return
@@ -21,7 +27,7 @@ extension APNSConnectionHandler {
     /// Takes one request handed over on the event loop (see ``APNSConnection/enqueue(_:)``). Returns false, taking
     /// nothing, when the handler starts no new streams: the connection's inbox then answers the request.
     func acceptOnLoop(_ request: APNSPendingRequest) -> Bool {
-        guard case .active = state, !shuttingDown, !retiring else { return false }
+        guard takesRequests else { return false }
         waiting.append(APNSStream(request, deadline: .now() + requestTimeout))
         scheduleTimeoutTimer()
         // Within a read, `channelReadComplete` starts the streams and flushes once for all of them; otherwise the
@@ -38,7 +44,7 @@ extension APNSConnectionHandler {
 
     /// Opens streams for waiting requests while the server's SETTINGS_MAX_CONCURRENT_STREAMS allows.
     func startWaitingStreams() {
-        guard let session, !waiting.isEmpty, !shuttingDown, !retiring else { return }
+        guard takesRequests, let session, !waiting.isEmpty else { return }
         let limit = Int(herald_nghttp2_remote_max_concurrent_streams(session))
         while streams.count < limit, let stream = waiting.popFirst() {
             let headerBytes = headerEncoder.headerBytes(of: stream.request, bearerToken: stream.bearerToken)
