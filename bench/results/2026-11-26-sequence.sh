@@ -1,7 +1,7 @@
 #!/bin/bash
 # Shared by the commands.sh of the 2026-11-26 sequences (issue 21's close and issue 18's before/after): the paths,
 # the fresh database of each pipeline run and the h2load baseline. Each commands.sh sources this and runs its own
-# section (A to P, named in its first comment); the sections ran one after another, A first. G to P measured
+# section (A to Q, named in its first comment); the sections ran one after another, A first. G to Q measured
 # Herald's own HPACK encoding (3ce88f8 and after) later the same day. (K's run files were deleted by mistake; its
 # ratios.txt has what they gave.)
 set -u
@@ -55,6 +55,20 @@ apns_rounds() { # OUT ROUNDS LABEL...
         $BIN/herald-$L bench apns --api batch --connections $C --streams $S --count 300000 --json > $O/${C}x${S}/apns-$L-batch-$i.json 2>/dev/null
       done
       $BIN/herald-$1 bench apns --api send --connections $C --streams $S --count 300000 --json > $O/${C}x${S}/apns-$1-send-$i.json 2>/dev/null
+    done
+  done
+}
+
+# ROUNDS rounds of one shape from round FIRST on, each h2load then every label's `bench apns --api batch`: in the
+# order given in odd rounds, reversed in even ones.
+apns_alternating() { # OUT SHAPE FIRST ROUNDS LABEL...
+  local O=$1 shape=$2 first=$3 n=$4 C S i L order; shift 4; C=${shape%x*}; S=${shape#*x}; mkdir -p $O/$shape
+  for i in $(seq $first $((first + n - 1))); do
+    stamp "$shape round $i" $O
+    h2 $C $S 300000 $BODY250 $O/$shape/h2load-$i.txt
+    order="$*"; [ $((i % 2)) = 0 ] && order=$(printf '%s\n' "$@" | tac | tr '\n' ' ')
+    for L in $order; do
+      $BIN/herald-$L bench apns --api batch --connections $C --streams $S --count 300000 --json > $O/$shape/apns-$L-batch-$i.json 2>/dev/null
     done
   done
 }
