@@ -84,12 +84,20 @@ enum ErrorBody {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func integerValue(for key: String, in bytes: [UInt8]) -> Int64? {
+    /// The latest `timestamp` kept: the end of year 9999 in milliseconds, within what PostgreSQL's `to_timestamp`
+    /// and Foundation's `Date` take. A larger one is not APNs' (a proxy, a custom endpoint) and is dropped.
+    static let timestampLimit: Int64 = 253_402_300_799_999
+
+    /// The leading digits of the value as a non-negative integer of at most `limit`; nil for none or for a larger
+    /// number, however many digits it has (the value is bounded before each step, so nothing overflows).
+    static func integerValue(for key: String, in bytes: [UInt8], limit: Int64 = timestampLimit) -> Int64? {
         guard var i = valueStart(for: key, in: bytes) else { return nil }
         var value: Int64 = 0
         var digits = 0
-        while i < bytes.count, bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9"), digits < 19 {
-            value = value * 10 + Int64(bytes[i] - UInt8(ascii: "0"))
+        while i < bytes.count, bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9") {
+            let digit = Int64(bytes[i] - UInt8(ascii: "0"))
+            guard value <= (limit - digit) / 10 else { return nil }
+            value = value * 10 + digit
             digits += 1
             i += 1
         }

@@ -89,6 +89,8 @@ private let apnsOnHeader: nghttp2_on_header_callback = {
     guard let stream = stream(session, herald_nghttp2_frame_stream_id(frame)) else { return 0 }
     switch wanted {
     case .status:
+        // Three digits (RFC 9110); a longer value from a broken peer must not reach the arithmetic below.
+        guard valueLength <= 3 else { return 0 }
         var status = 0
         for index in 0..<valueLength {
             let digit = value[index]

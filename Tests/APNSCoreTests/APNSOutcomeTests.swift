@@ -33,4 +33,24 @@ import Testing
         #expect(outcome.status == 500)
         #expect(outcome.reason == nil)
     }
+
+    /// An error body from a proxy or a custom endpoint: a 19-digit `timestamp` overflowed the parser (and trapped
+    /// the worker). Every number past the latest date kept is dropped; the status and reason stay.
+    @Test(arguments: [
+        "9999999999999999999", "9223372036854775807", "9223372036854775808", "99999999999999999999999999",
+        "253402300800000",
+    ])
+    func aTimestampPastYear9999IsDroppedWithoutTrapping(digits: String) {
+        let body = Array(#"{"reason":"Unregistered","timestamp":\#(digits)}"#.utf8)
+        let outcome = APNSOutcome(status: 410, apnsID: nil, apnsUniqueID: nil, body: body)
+        #expect(outcome.status == 410)
+        #expect(outcome.reason == .unregistered)
+        #expect(outcome.timestamp == nil)
+    }
+
+    @Test func theLatestTimestampKeptIsTheEndOfYear9999() {
+        let body = Array(#"{"reason":"Unregistered","timestamp":253402300799999}"#.utf8)
+        let outcome = APNSOutcome(status: 410, apnsID: nil, apnsUniqueID: nil, body: body)
+        #expect(outcome.timestamp == 253_402_300_799_999)
+    }
 }

@@ -16,7 +16,7 @@ import Synchronization
 /// connection itself is lost while the database stays up, the locks it held are gone while their planners go on
 /// (until their own queries fail): a copy arriving then may plan alongside. The next claim connects again.
 public final class PlanningClaims: Sendable {
-    /// The first key of the locks: "PLAN". The second is `herald_job_lock_key(app, id)` (schemas/007).
+    /// The lock space: "PLAN". The lock is the 64-bit `herald_job_lock_key(space, app, id)` (schemas/027).
     static let lockSpace: Int32 = 0x504C_414E
 
     private struct State {
@@ -97,7 +97,7 @@ public final class PlanningClaims: Sendable {
     private func tryLock(_ job: JobKey) async throws -> Bool {
         let connection = try await connection()
         let rows = try await connection.query(
-            "SELECT pg_try_advisory_lock(\(Self.lockSpace), herald_job_lock_key(\(job.app), \(job.id)))",
+            "SELECT pg_try_advisory_lock(herald_job_lock_key(\(Self.lockSpace), \(job.app), \(job.id)))",
             logger: logger)
         for try await locked in rows.decode(Bool.self) { return locked }
         return false
@@ -110,7 +110,7 @@ public final class PlanningClaims: Sendable {
         }
         do {
             try await connection.query(
-                "SELECT pg_advisory_unlock(\(Self.lockSpace), herald_job_lock_key(\(job.app), \(job.id)))",
+                "SELECT pg_advisory_unlock(herald_job_lock_key(\(Self.lockSpace), \(job.app), \(job.id)))",
                 logger: logger)
         } catch {
             // The session must not keep a claim nobody plans under: drop it, and every lock with it. Other claims

@@ -36,8 +36,8 @@ extension Store {
                        coalesce(to_timestamp(\(published)), now()), \(job.throttlePerSecond),
                        CASE WHEN to_timestamp(\(sendAt)) > now() THEN NULL ELSE now() END
                 -- waits while a group of small jobs holds the id (claimSmallJobs), then sees its row
-                FROM (SELECT pg_advisory_xact_lock(\(Self.smallJobLockSpace), herald_job_lock_key(\(job.app), \(job.id))))
-                    AS claim
+                FROM (SELECT pg_advisory_xact_lock(
+                          herald_job_lock_key(\(Self.smallJobLockSpace), \(job.app), \(job.id)))) AS claim
                 ON CONFLICT (app_id, id) DO UPDATE SET
                     state = CASE
                         WHEN jobs.state = 'queued' THEN 'running'

@@ -39,8 +39,8 @@ public enum SmallJobClaim<Value: Sendable>: Sendable {
 }
 
 extension Store {
-    /// The first key of the advisory locks that claim small jobs (the second is `herald_job_lock_key(app, id)`):
-    /// "HRLD".
+    /// The lock space of the advisory locks that claim small jobs (each lock is the 64-bit
+    /// `herald_job_lock_key(space, app, id)`, schemas/027): "HRLD".
     static let smallJobLockSpace: Int32 = 0x4852_4C44
 
     /// Delivers a group of small jobs with one write per job. In one transaction: claims each job that is new (or

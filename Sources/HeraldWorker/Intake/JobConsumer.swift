@@ -142,12 +142,7 @@ struct JobConsumer: Sendable {
             let resumed = delivery.properties.headers[ParkingHeader.resumedPlanning] != nil
             let wait = delivery.redelivered || resumed ? configuration.planningClaimWait : .zero
             event = try await outages.untilDone("planning a job") {
-                let claimed: JobEvent?? = try await claims.withClaim(on: job.key, wait: wait) {
-                    try await registerAndPlan(item, logger: logger)
-                }
-                if let claimed { return claimed }
-                logger.info("job is being planned by another worker, not planned again")
-                return .duplicate(app: job.app, id: job.id, state: .running)
+                try await planHoldingClaim(item, wait: wait, logger: logger)
             }
         } catch {
             await fail(delivery, job: job, error: error, consumer: consumer, logger: logger)
@@ -157,6 +152,30 @@ struct JobConsumer: Sendable {
         // makes that a duplicate.
         guard (try? await consumer.ack(delivery)) != nil else { return }
         if let event { configuration.onJobHandled?(event) }
+    }
+
+    /// Registers and plans `item` under its planning claim. A claim held elsewhere means another planner has the
+    /// job only once the job's row exists (a planner registers first thing, and its own copy comes back if it
+    /// dies): then this copy is acknowledged as a duplicate. Without a row, the holder has not registered yet, or
+    /// is another job whose key collides with this one's: this copy waits for the claim, never acknowledged with
+    /// nothing recorded.
+    private func planHoldingClaim(_ item: SmallJobQueue.Item, wait: Duration, logger: Logger) async throws
+        -> JobEvent?
+    {
+        let job = item.job
+        var wait = wait
+        while true {
+            let claimed: JobEvent?? = try await claims.withClaim(on: job.key, wait: wait) {
+                try await registerAndPlan(item, logger: logger)
+            }
+            if let claimed { return claimed }
+            if try await store.job(app: job.app, id: job.id) != nil {
+                logger.info("job is being planned by another worker, not planned again")
+                return .duplicate(app: job.app, id: job.id, state: .running)
+            }
+            logger.info("job's planning claim is held but the job has no row yet, waiting for the claim")
+            wait = max(configuration.planningClaimWait, .seconds(1))
+        }
     }
 
     /// The one way a job message that failed ends: handed back to the queue only if the worker is shutting down
