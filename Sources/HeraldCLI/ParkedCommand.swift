@@ -114,6 +114,13 @@ struct ParkedCommand: AsyncParsableCommand {
         @Option(help: "Replay at most this many (1 to 1000000).")
         var limit: Int = 100
 
+        @Flag(
+            help: """
+                Also replay messages parked as sent but not settled ("sent, but the outcome could not be \
+                written"): their notifications went out, and replaying sends them again.
+                """)
+        var force = false
+
         func validate() throws {
             try ParkedCommand.validateLimit(limit)
             try ParkedCommand.validateID(id)
@@ -127,7 +134,8 @@ struct ParkedCommand: AsyncParsableCommand {
             let pass = try await Store.withStore(database, logger: logger) { store in
                 try await options.withParked(settings) { parked in
                     try await replayParked(
-                        filter, limit: limit, connection: parked.connection, topology: parked.topology, store: store)
+                        filter, limit: limit, force: force, connection: parked.connection, topology: parked.topology,
+                        store: store)
                 }
             }
             let now = ParkedMessages.now()
@@ -136,6 +144,13 @@ struct ParkedCommand: AsyncParsableCommand {
             if !pass.refused.isEmpty {
                 print("left parked, since their origin is not one of Herald's work queues:")
                 print(ParkedOutput.table(pass.refused, now: now))
+            }
+            if !pass.unsettled.isEmpty {
+                print("left parked, since they were sent but not settled (--force replays them, sending them again):")
+                print(ParkedOutput.table(pass.unsettled, now: now))
+            }
+            if !pass.repeated.isEmpty {
+                print("left parked, since this pass took the same message or job already: \(pass.repeated.count)")
             }
         }
     }

@@ -37,6 +37,10 @@ package struct ParkedMessage: Sendable, Hashable, Encodable {
         case bodySize = "body_size"
     }
 
+    /// How the reason of a message parked after its notifications were sent begins (the worker's
+    /// `SentButNotSettled`): replaying it sends them again.
+    package static let sentButNotSettled = "sent, but the outcome could not be written"
+
     /// The longest reason kept (`Parking` writes at most 1,000 characters).
     static let reasonLimit = 1000
     /// The longest queue name AMQP allows.

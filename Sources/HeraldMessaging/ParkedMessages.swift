@@ -6,8 +6,9 @@ import RabbitMQ
 ///
 /// A pass takes the ready messages one at a time with basic.get (`AMQPQueueReader`), unacknowledged, and holds
 /// every one it does not settle until the pass ends; then the reader's channel closes and the broker puts them back
-/// where they were. So a pass sees each ready message once, leaves the queue as it was apart from what it settled,
-/// and a message published meanwhile waits for the next pass. Messages held by a pass are not ready to another
+/// where they were. A pass looks at no more messages than were ready when it began, so it sees each of them once,
+/// leaves the queue as it was apart from what it settled, and a message parked meanwhile (a replayed job parked
+/// again by a worker) waits for the next pass. Messages held by a pass are not ready to another
 /// one: two passes at once each see part of the queue (the workers' retention runs one at a time).
 package struct ParkedMessages: Sendable {
     /// The most messages one pass looks at (and holds unacknowledged).
@@ -27,6 +28,12 @@ package struct ParkedMessages: Sendable {
         package var taken: [ParkedMessage] = []
         /// Matching messages it left parked because their origin is not one of Herald's work queues.
         package var refused: [ParkedMessage] = []
+        /// Matching messages a replay left parked because they were sent but not settled (replaying them sends
+        /// their notifications again): replayed only when forced.
+        package var unsettled: [ParkedMessage] = []
+        /// Matching messages a replay left parked because the pass had taken the same message, or a message of the
+        /// same job, already.
+        package var repeated: [ParkedMessage] = []
         /// Messages looked at.
         package var scanned = 0
         /// True when the pass ended at `scanLimit` with messages still ready, or stopped at the limit: more may
@@ -46,16 +53,22 @@ package struct ParkedMessages: Sendable {
 
     /// Publishes each matching message, up to `limit`, back to the queue it was parked from, without the parking
     /// headers (so its attempts start again), each with a broker confirm, and then drops the parked copy. A message
-    /// whose origin is not Herald's jobs or batches queue stays parked and is reported as refused. `prepare` runs
-    /// before each publish (to forget the job's rejection, `replayParked` in HeraldWorker).
+    /// whose origin is not Herald's jobs or batches queue stays parked and is reported as refused; so, unless
+    /// `force`, does one parked as sent but not settled (its notifications went out), reported as unsettled. A
+    /// pass takes each message, and each job message of one job, once: a copy of one it took stays parked.
+    /// `prepare` runs before each publish (to forget the job's rejection, `replayParked` in HeraldWorker).
     package func replay(
-        _ filter: ParkedMessageFilter, limit: Int, now: Int64 = Self.now(),
+        _ filter: ParkedMessageFilter, limit: Int, force: Bool = false, now: Int64 = Self.now(),
         prepare: @escaping (ParkedMessage) async throws -> Void = { _ in }
     ) async throws -> Pass {
-        let workQueues = [topology.jobs, topology.batches]
+        let (workQueues, topology) = ([topology.jobs, topology.batches], self.topology)
         let connection = self.connection
+        var taken = Set<Int>()
         return try await pass(filter, limit: limit, now: now) { delivery, message in
             guard let origin = message.originQueue, workQueues.contains(origin) else { return .refuse }
+            if !force, message.reason?.hasPrefix(ParkedMessage.sentButNotSettled) == true { return .unsettled }
+            let identity = Self.identity(of: delivery, message, origin: origin, isJob: origin == topology.jobs)
+            guard taken.insert(identity).inserted else { return .repeated }
             try await prepare(message)
             try await connection.publish(
                 delivery.body, routingKey: origin, properties: Self.replayed(delivery.properties), mandatory: true)
@@ -70,6 +83,19 @@ package struct ParkedMessages: Sendable {
     ) async throws -> Int {
         let filter = ParkedMessageFilter(olderThanSeconds: maximumAge.components.seconds)
         return try await pass(filter, limit: Int.max, scanLimit: scanLimit, now: now) { _, _ in .drop }.taken.count
+    }
+
+    /// What a replay pass takes once: a job message by its app and id, any other message by its origin and body.
+    static func identity(of delivery: AMQPDelivery, _ message: ParkedMessage, origin: String, isJob: Bool) -> Int {
+        var hasher = Hasher()
+        hasher.combine(origin)
+        if isJob, let app = message.app, let id = message.jobID {
+            hasher.combine(app)
+            hasher.combine(id)
+        } else {
+            hasher.combine(delivery.body)
+        }
+        return hasher.finalize()
     }
 
     /// The properties of a replayed copy: the original's, without the headers parking and dead-lettering added.
@@ -91,6 +117,8 @@ package struct ParkedMessages: Sendable {
         case keep
         case drop
         case refuse
+        case unsettled
+        case repeated
     }
 
     /// One pass: `act` decides for each matching message, until `limit` were taken.
@@ -101,10 +129,14 @@ package struct ParkedMessages: Sendable {
         now: Int64,
         _ act: (AMQPDelivery, ParkedMessage) async throws -> Action
     ) async throws -> Pass {
+        // Only what was ready at the start: what is parked during the pass (a replayed message parked again) is not
+        // taken by it.
+        let ready = Int(try await connection.queueMessageCount(topology.parked))
         let reader = try await connection.reader(of: topology.parked)
         // Whatever happens, the channel closes and the broker requeues what was not settled, before this returns.
         do {
-            let result = try await scan(reader, filter, limit: limit, scanLimit: scanLimit, now: now, act)
+            let result = try await scan(
+                reader, filter, limit: limit, scanLimit: min(scanLimit, ready), ready: ready, now: now, act)
             await reader.close()
             return result
         } catch {
@@ -118,13 +150,14 @@ package struct ParkedMessages: Sendable {
         _ filter: ParkedMessageFilter,
         limit: Int,
         scanLimit: Int,
+        ready: Int,
         now: Int64,
         _ act: (AMQPDelivery, ParkedMessage) async throws -> Action
     ) async throws -> Pass {
         var result = Pass()
         while result.taken.count < limit {
             guard result.scanned < scanLimit else {
-                result.incomplete = true
+                result.incomplete = scanLimit < ready
                 break
             }
             guard let delivery = try await reader.get() else { break }
@@ -139,6 +172,10 @@ package struct ParkedMessages: Sendable {
                 result.taken.append(message)
             case .refuse:
                 result.refused.append(message)
+            case .unsettled:
+                result.unsettled.append(message)
+            case .repeated:
+                result.repeated.append(message)
             }
             if result.taken.count == limit { result.incomplete = true }
         }

@@ -116,6 +116,59 @@ import Testing
         }
     }
 
+    /// A replayed job that a worker parks again (a batch sent but not written, say) must not be taken again by the
+    /// same pass: it was sent again up to `--limit` times. Nor is a second parked copy of a job it took.
+    @Test func aReplayPassTakesEachMessageAndJobOnceThoughItsCopiesAreParkedAgainMeanwhile() async throws {
+        try await withParked { connection, topology in
+            let parking = Parking(publisher: connection, topology: topology)
+            let job = Array(#"{"id":"j-1","app":"a"}"#.utf8)
+            let batch = Array(#"{"job":"j-2","app":"a","seq":0,"attempt":1,"tokens":["ab"]}"#.utf8)
+            for (body, id, origin) in [(job, "j-1", topology.jobs), (job, "j-1-again", topology.jobs),
+                                       (batch, "b-0", topology.batches)] {
+                try await parking.park(
+                    body, properties: AMQPProperties(messageID: id), reason: "failed_repeatedly: query_failed",
+                    attempts: 1, origin: origin)
+            }
+            let parked = ParkedMessages(connection: connection, topology: topology)
+            // Each message replayed is parked again at once, as a worker that fails it again would.
+            let pass = try await parked.replay(ParkedMessageFilter(), limit: 50) { message in
+                let body = message.originQueue == topology.batches ? batch : job
+                try await parking.park(
+                    body, properties: AMQPProperties(messageID: message.messageID), reason: "failed_repeatedly: again",
+                    attempts: 1, origin: message.originQueue ?? "")
+            }
+            #expect(pass.taken.compactMap(\.messageID) == ["j-1", "b-0"])
+            #expect(pass.repeated.compactMap(\.messageID) == ["j-1-again"])
+            #expect(pass.scanned == 3)
+            #expect(!pass.incomplete)
+            // The copies parked during the pass, and the one it did not take, wait for the next pass.
+            let rest = try await parked.list(ParkedMessageFilter(), limit: 50)
+            #expect(rest.taken.compactMap(\.messageID).sorted() == ["b-0", "j-1", "j-1-again"])
+            #expect(Set(rest.taken.compactMap(\.reason)) == ["failed_repeatedly: query_failed", "failed_repeatedly: again"])
+        }
+    }
+
+    @Test func replayLeavesAMessageSentButNotSettledParkedUnlessForced() async throws {
+        try await withParked { connection, topology in
+            let parking = Parking(publisher: connection, topology: topology)
+            try await parking.park(
+                Array(#"{"job":"j-3","app":"a","seq":0,"attempt":1,"tokens":["ab"]}"#.utf8),
+                properties: AMQPProperties(messageID: "sent"),
+                reason: ParkedMessage.sentButNotSettled + ": completing batches failed (ConnectionPoolError)",
+                attempts: 1, origin: topology.batches)
+            let parked = ParkedMessages(connection: connection, topology: topology)
+            let refused = try await parked.replay(ParkedMessageFilter(), limit: 10)
+            #expect(refused.taken.isEmpty)
+            #expect(refused.unsettled.compactMap(\.messageID) == ["sent"])
+            #expect(try await parked.list(ParkedMessageFilter(), limit: 10).taken.compactMap(\.messageID) == ["sent"])
+
+            let forced = try await parked.replay(ParkedMessageFilter(), limit: 10, force: true)
+            #expect(forced.taken.compactMap(\.messageID) == ["sent"])
+            #expect(forced.unsettled.isEmpty)
+            #expect(try await connection.queueMessageCount(topology.batches) == 1)
+        }
+    }
+
     private func withParked(_ body: (AMQPConnection, Topology) async throws -> Void) async throws {
         let topology = Topology(prefix: TestServices.uniqueName("herald-test-parked"))
         let connection = try await AMQPConnection.connect(

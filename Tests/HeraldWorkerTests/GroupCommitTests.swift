@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldMessaging
 import HeraldStore
 import Logging
 import RabbitMQ
@@ -126,6 +127,12 @@ import Testing
         return SmallJobQueue.Item(
             delivery: AMQPDelivery(body: Array(id.utf8), deliveryTag: tag, routingKey: "herald.jobs"), job: job,
             spec: spec)
+    }
+
+    /// `herald parked replay` recognises what was sent but not settled by this reason's beginning.
+    @Test func aFailureAfterSendingIsParkedWithTheReasonReplayRecognises() {
+        struct Lost: Error, CustomStringConvertible { var description: String { "ConnectionPoolError" } }
+        #expect(SentButNotSettled(underlying: Lost()).description.hasPrefix(ParkedMessage.sentButNotSettled))
     }
 
     @Test func aClaimedGroupIsSentOnceWrittenAndAcknowledgedAndTheRestGoOneByOne() async throws {
