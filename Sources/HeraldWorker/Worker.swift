@@ -189,7 +189,7 @@ struct PlannerService: Service {
             do {
                 try await ConsumerLoop.run(
                     queue: configuration.topology.jobs, prefetch: configuration.prefetch, on: consumer!,
-                    logger: shared.logger, accept: jobs.accept
+                    logger: shared.logger, maximumBodySize: configuration.maximumMessageBytes, accept: jobs.accept
                 )
             } catch {
                 await broadcastClients.shutdown()
@@ -216,7 +216,8 @@ struct DelivererService: Service {
             defer { shared.state.stopped() }
             try await ConsumerLoop.run(
                 queue: configuration.topology.batches, prefetch: configuration.batchPrefetch, on: consumer!,
-                logger: shared.logger, executor: DispatchTaskExecutor(),
+                logger: shared.logger, maximumBodySize: configuration.maximumMessageBytes,
+                executor: DispatchTaskExecutor(),
                 accept: { delivery, consumer in { await batches.handle(delivery, consumer: consumer) } }
             )
         }

@@ -3,8 +3,14 @@ extension AMQPConnection {
     ///
     /// At most `prefetch` deliveries are unacknowledged at a time, which also bounds what is buffered in
     /// this process. A prefetch of 0 means no limit, and then no bound either.
-    /// - Parameter consumerTag: chosen by the broker when `nil`.
-    nonisolated(nonsending) public func consume(queue: String, prefetch: UInt16, consumerTag: String? = nil)
+    /// - Parameters:
+    ///   - consumerTag: chosen by the broker when `nil`.
+    ///   - maximumBodySize: a message whose content header announces a larger body is delivered without it
+    ///     (`AMQPDelivery.bodySize` says how large it was): its body frames are read and dropped one by one, so
+    ///     such a message costs no more memory than a frame.
+    nonisolated(nonsending) public func consume(
+        queue: String, prefetch: UInt16, consumerTag: String? = nil, maximumBodySize: Int = .max
+    )
         async throws(AMQPError)
         -> AMQPConsumer
     {
@@ -12,8 +18,8 @@ extension AMQPConnection {
         let started = try await perform { continuation in
             .startConsumer(
                 ConsumerStart(
-                    queue: queue, prefetch: prefetch, consumerTag: consumerTag ?? "", buffer: buffer,
-                    continuation: continuation))
+                    queue: queue, prefetch: prefetch, consumerTag: consumerTag ?? "",
+                    maximumBodySize: maximumBodySize, buffer: buffer, continuation: continuation))
         }
         return AMQPConsumer(connection: self, queue: queue, started: started, buffer: buffer)
     }

@@ -1,7 +1,10 @@
 /// A message delivered to an ``AMQPConsumer``; settle it with the consumer's `ack`, `nack` or `reject`.
 public struct AMQPDelivery: Sendable {
-    /// The message body.
+    /// The message body: empty when it was over the consumer's `maximumBodySize` (see `bodySize`).
     public let body: [UInt8]
+    /// The body's size as the broker announced it in the content header. Larger than `body.count` only when it was
+    /// over the consumer's `maximumBodySize`: the body was then read and dropped frame by frame, never held.
+    public let bodySize: Int
     /// The broker's tag for this delivery, unique per consumer channel.
     public let deliveryTag: UInt64
     /// True when the broker delivered this message before and it was not acknowledged.
@@ -27,15 +30,18 @@ public struct AMQPDelivery: Sendable {
         redelivered: Bool = false,
         exchange: String = "",
         routingKey: String,
-        properties: AMQPProperties = .init()
+        properties: AMQPProperties = .init(),
+        bodySize: Int? = nil
     ) {
         self.init(
-            body: body, deliveryTag: deliveryTag, redelivered: redelivered, exchange: exchange,
-            routingKey: routingKey, properties: properties, channel: 0, generation: 0, consumerID: 0)
+            body: body, bodySize: bodySize ?? body.count, deliveryTag: deliveryTag, redelivered: redelivered,
+            exchange: exchange, routingKey: routingKey, properties: properties, channel: 0, generation: 0,
+            consumerID: 0)
     }
 
     init(
         body: [UInt8],
+        bodySize: Int,
         deliveryTag: UInt64,
         redelivered: Bool,
         exchange: String,
@@ -46,6 +52,7 @@ public struct AMQPDelivery: Sendable {
         consumerID: UInt64
     ) {
         self.body = body
+        self.bodySize = bodySize
         self.deliveryTag = deliveryTag
         self.redelivered = redelivered
         self.exchange = exchange

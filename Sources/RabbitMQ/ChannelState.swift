@@ -37,6 +37,8 @@ final class ConsumerState {
     let buffer: DeliveryBuffer
     let queue: String
     let prefetch: UInt16
+    /// The largest body kept: a larger one is read and dropped frame by frame, and delivered without it.
+    let maximumBodySize: Int
     /// The tag the caller asked for (empty: the broker chooses); asked for again after a reconnect.
     let requestedTag: String
     var consumerTag: String
@@ -48,10 +50,13 @@ final class ConsumerState {
     /// What the broker counts as unacknowledged on the consumer's channel, and the acks of this turn.
     var unsettled = UnsettledDeliveries()
 
-    init(buffer: DeliveryBuffer, queue: String, prefetch: UInt16, consumerTag: String) {
+    init(
+        buffer: DeliveryBuffer, queue: String, prefetch: UInt16, consumerTag: String, maximumBodySize: Int = .max
+    ) {
         self.buffer = buffer
         self.queue = queue
         self.prefetch = prefetch
+        self.maximumBodySize = maximumBodySize
         self.requestedTag = consumerTag
         self.consumerTag = consumerTag
     }
@@ -73,4 +78,8 @@ struct IncomingContent {
     /// -1 until the header frame has arrived.
     var bodySize = -1
     var body: [UInt8] = []
+    /// Bytes of body frames received so far.
+    var received = 0
+    /// True when the body is over the consumer's limit: its frames are counted and dropped.
+    var discarding = false
 }

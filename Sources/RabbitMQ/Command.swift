@@ -89,6 +89,8 @@ struct ConsumerStart: Sendable {
     let queue: String
     let prefetch: UInt16
     let consumerTag: String
+    /// Bodies larger than this are not kept (`AMQPDelivery.bodySize`).
+    let maximumBodySize: Int
     let buffer: DeliveryBuffer
     let continuation: UnsafeContinuation<Result<ConsumerStarted, AMQPError>, Never>
 }

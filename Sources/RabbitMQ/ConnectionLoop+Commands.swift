@@ -60,7 +60,8 @@ extension ConnectionLoop {
             return
         }
         let consumer = ConsumerState(
-            buffer: start.buffer, queue: start.queue, prefetch: start.prefetch, consumerTag: start.consumerTag)
+            buffer: start.buffer, queue: start.queue, prefetch: start.prefetch, consumerTag: start.consumerTag,
+            maximumBodySize: start.maximumBodySize)
         let channel = openChannel(id, role: .consumer(consumer))
         // Failures of these two also fail the consume call below, which reports them.
         enqueue(.basicQos(prefetch: start.prefetch), on: channel) { _, _ in }

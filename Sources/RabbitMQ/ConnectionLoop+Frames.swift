@@ -133,17 +133,25 @@ extension ConnectionLoop {
         guard channel.content != nil, let decoded = header.decoded else { return }
         let properties = decoded.assumingMemoryBound(to: amqp_basic_properties_t.self).pointee
         channel.content!.properties = AMQPProperties(properties)
-        channel.content!.bodySize = Int(header.body_size)
-        channel.content!.body.reserveCapacity(Int(header.body_size))
-        if header.body_size == 0 { complete(channel) }
+        let size = Int(clamping: header.body_size)
+        channel.content!.bodySize = size
+        // A body over the consumer's limit is refused from its header: its frames are counted and dropped as they
+        // arrive (rabbitmq-c reuses each frame's memory), so it is never held.
+        if case .consumer(let consumer) = channel.role, size > consumer.maximumBodySize {
+            channel.content!.discarding = true
+        } else {
+            channel.content!.body.reserveCapacity(size)
+        }
+        if size == 0 { complete(channel) }
     }
 
     private func handleBody(_ fragment: amqp_bytes_t, on channel: ChannelState) {
         guard channel.content != nil, channel.content!.bodySize >= 0 else { return }
-        if let bytes = fragment.bytes, fragment.len > 0 {
+        channel.content!.received += fragment.len
+        if !channel.content!.discarding, let bytes = fragment.bytes, fragment.len > 0 {
             channel.content!.body.append(contentsOf: UnsafeRawBufferPointer(start: bytes, count: fragment.len))
         }
-        if channel.content!.body.count >= channel.content!.bodySize { complete(channel) }
+        if channel.content!.received >= channel.content!.bodySize { complete(channel) }
     }
 
     /// Hands each consumer the deliveries of this turn.
@@ -167,9 +175,10 @@ extension ConnectionLoop {
             if consumer.outbox.isEmpty { consumersWithOutbox.append(consumer) }
             consumer.outbox.append(
                 AMQPDelivery(
-                    body: content.body, deliveryTag: deliveryTag, redelivered: redelivered,
-                    exchange: content.exchange, routingKey: content.routingKey, properties: content.properties,
-                    channel: channel.id, generation: generation, consumerID: consumer.buffer.id))
+                    body: content.body, bodySize: content.bodySize, deliveryTag: deliveryTag,
+                    redelivered: redelivered, exchange: content.exchange, routingKey: content.routingKey,
+                    properties: content.properties, channel: channel.id, generation: generation,
+                    consumerID: consumer.buffer.id))
         case .returned(let replyCode, let replyText):
             returned(content, replyCode: replyCode, replyText: replyText)
         case .got(let deliveryTag, let redelivered):
@@ -178,9 +187,9 @@ extension ConnectionLoop {
             else { return }
             channel.inFlight = nil
             let delivery = AMQPDelivery(
-                body: content.body, deliveryTag: deliveryTag, redelivered: redelivered, exchange: content.exchange,
-                routingKey: content.routingKey, properties: content.properties, channel: channel.id,
-                generation: generation, consumerID: consumer.buffer.id)
+                body: content.body, bodySize: content.bodySize, deliveryTag: deliveryTag, redelivered: redelivered,
+                exchange: content.exchange, routingKey: content.routingKey, properties: content.properties,
+                channel: channel.id, generation: generation, consumerID: consumer.buffer.id)
             call.completion(self, .success(.got(delivery)))
             pump(channel)
         }

@@ -60,6 +60,13 @@ import Yams
         #expect(mounts.contains { $0.hasPrefix("./rabbitmq/definitions.json:/etc/rabbitmq/definitions.d/") })
         let rabbitConf = try Self.read("deploy/compose/rabbitmq.conf")
         #expect(rabbitConf.contains("load_definitions = /etc/rabbitmq/definitions.d"))
+        // The broker refuses what no worker would read, with room for a parked copy's headers.
+        let maxMessage = rabbitConf.split(separator: "\n").first { $0.hasPrefix("max_message_size = ") }
+            .flatMap { Int($0.dropFirst("max_message_size = ".count)) }
+        let workerLimit = 1 << 20  // worker.max_message_bytes by default
+        #expect(
+            maxMessage.map { (workerLimit * 2...(64 << 20)).contains($0) } == true,
+            "max_message_size \(maxMessage ?? 0)")
         // Committed files exist; the private ones (passwords, hashes, keys) are what deploy/compose/secrets.sh writes.
         let secretsScript = try Self.read("deploy/compose/secrets.sh")
         for mount in mounts where mount.hasPrefix("./") {

@@ -144,7 +144,8 @@ import Testing
             // The copies parked during the pass, and the one it did not take, wait for the next pass.
             let rest = try await parked.list(ParkedMessageFilter(), limit: 50)
             #expect(rest.taken.compactMap(\.messageID).sorted() == ["b-0", "j-1", "j-1-again"])
-            #expect(Set(rest.taken.compactMap(\.reason)) == ["failed_repeatedly: query_failed", "failed_repeatedly: again"])
+            #expect(
+                Set(rest.taken.compactMap(\.reason)) == ["failed_repeatedly: query_failed", "failed_repeatedly: again"])
         }
     }
 

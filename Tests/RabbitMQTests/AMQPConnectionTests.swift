@@ -29,6 +29,30 @@ import Testing
         await connection.close()
     }
 
+    /// A body over the consumer's limit is dropped frame by frame as it arrives, never held: the delivery carries
+    /// its announced size and no body, and the messages after it arrive whole.
+    @Test func aBodyOverTheConsumersLimitIsDeliveredWithoutItAndTheNextArrivesWhole() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+        let large = [UInt8](repeating: 0x61, count: 3 << 20)
+        try await connection.publish(large, routingKey: queue, properties: AMQPProperties(messageID: "large"))
+        try await connection.publish(Array("small".utf8), routingKey: queue, properties: AMQPProperties(messageID: "s"))
+        let consumer = try await connection.consume(queue: queue, prefetch: 10, maximumBodySize: 1 << 20)
+        let first = try await consumer.nextDelivery()
+        #expect(first.properties.messageID == "large")
+        #expect(first.body.isEmpty)
+        #expect(first.bodySize == 3 << 20)
+        let second = try await consumer.nextDelivery()
+        #expect(second.body == Array("small".utf8))
+        #expect(second.bodySize == 5)
+        try await consumer.ack(first)
+        try await consumer.ack(second)
+        try await consumer.cancel()
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
     @Test func manyConcurrentPublishesAreAllConfirmed() async throws {
         let connection = try await Broker.connect()
         let queue = Broker.uniqueQueue()

@@ -29,10 +29,11 @@ enum ConsumerLoop {
         prefetch: UInt16,
         on connection: AMQPConnection,
         logger: Logger,
+        maximumBodySize: Int = .max,
         executor: (any TaskExecutor)? = nil,
         accept: @escaping @Sendable (AMQPDelivery, AMQPConsumer) -> Work?
     ) async throws {
-        let consumer = try await connection.consume(queue: queue, prefetch: prefetch)
+        let consumer = try await connection.consume(queue: queue, prefetch: prefetch, maximumBodySize: maximumBodySize)
         logger.info("consuming", metadata: ["queue": "\(queue)"])
         try await run(consumer, executor: executor, accept: accept)
         logger.info("consumer stopped", metadata: ["queue": "\(queue)"])

@@ -6,7 +6,8 @@ import RabbitMQ
 /// reason (naming the rule) it is parked with. Nothing from the message reaches arithmetic, a header or a SQL
 /// column before it passed here.
 struct Intake: Sendable {
-    /// The largest message body read at all.
+    /// The largest message body read at all: the consumers drop a larger one unread, by its content header
+    /// (`AMQPDelivery.bodySize`).
     var maximumMessageBytes: Int
     /// Deliveries of one message (the broker's count, on quorum queues) after which it is parked rather than
     /// handled again: each of them ended without the message being settled (the worker died or was stopped).
@@ -19,9 +20,11 @@ struct Intake: Sendable {
 
     /// Why a message is parked before its body is read, if it is: too large, or delivered too often.
     func refusal(of delivery: AMQPDelivery) -> JobError? {
-        if delivery.body.count > maximumMessageBytes {
+        if delivery.bodySize > maximumMessageBytes || delivery.body.count > maximumMessageBytes {
+            let size = max(delivery.bodySize, delivery.body.count)
+            let unread = delivery.body.count < size ? " (its body was dropped unread and is not kept)" : ""
             return JobError(
-                .tooLarge, "the message is \(delivery.body.count) bytes, over the \(maximumMessageBytes)-byte limit")
+                .tooLarge, "the message is \(size) bytes, over the \(maximumMessageBytes)-byte limit\(unread)")
         }
         if let count = Self.deliveryCount(delivery.properties), count >= maximumDeliveries {
             return JobError(
