@@ -15,8 +15,8 @@ package struct Parking: Sendable {
         self.topology = topology
     }
 
-    /// Publishes `body` to the parking queue (or `queue`, such as the webhooks' own), persistent and mandatory, and
-    /// returns once the broker confirmed it.
+    /// Publishes `body` to the parking queue (or `queue`, such as the webhooks' own), persistent, mandatory and
+    /// without the producer's `expiration`, and returns once the broker confirmed it.
     package func park(
         _ body: [UInt8],
         properties: AMQPProperties = .init(),
@@ -27,6 +27,8 @@ package struct Parking: Sendable {
     ) async throws {
         var properties = properties
         properties.persistent = true
+        // The producer's per-message TTL would drop the parked copy from the parking queue before anyone saw it.
+        properties.expiration = nil
         properties.headers[ParkingHeader.reason] = .string(String(reason.prefix(1000)))
         properties.headers[ParkingHeader.originQueue] = .string(origin)
         properties.headers[ParkingHeader.attempts] = .int(Int64(attempts))

@@ -170,6 +170,20 @@ import Testing
         }
     }
 
+    /// A job published with a per-message TTL kept it when parked, and vanished from the parking queue.
+    @Test func aParkedCopyDropsTheProducersExpiration() async throws {
+        try await withParked { connection, topology in
+            try await Parking(publisher: connection, topology: topology).park(
+                Array(#"{"id":"j-4","app":"a"}"#.utf8), properties: AMQPProperties(messageID: "ttl", expiration: "1"),
+                reason: "unknown_app: app a is not in the apps file", attempts: 1, origin: topology.jobs)
+            let reader = try await connection.reader(of: topology.parked)
+            let copy = try await reader.get()
+            await reader.close()
+            #expect(copy?.properties.messageID == "ttl")
+            #expect(copy?.properties.expiration == nil)
+        }
+    }
+
     private func withParked(_ body: (AMQPConnection, Topology) async throws -> Void) async throws {
         let topology = Topology(prefix: TestServices.uniqueName("herald-test-parked"))
         let connection = try await AMQPConnection.connect(

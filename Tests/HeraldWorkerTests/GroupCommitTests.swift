@@ -176,7 +176,7 @@ import Testing
         #expect(done.oneByOne.isEmpty)
     }
 
-    @Test func aSendThatFailsPartWayFailsEveryJobOfTheGroupAndSendsNothingAgain() async throws {
+    @Test func aSendThatFailsPartWayFailsEveryJobItSentAndSendsNothingAgain() async throws {
         let store = FakeClaimStore()
         let record = Recorder()
         await Self.commit(store, record: record, sendFails: true).deliver([try Self.item("a"), try Self.item("b")])
@@ -185,6 +185,20 @@ import Testing
         #expect(done.failed.keys.sorted() == ["a", "b"])
         #expect(done.failed.values.allSatisfy { $0.hasPrefix("sent, but") })
         #expect(done.acked.isEmpty && done.oneByOne.isEmpty && store.state.withLock { $0.committed }.isEmpty)
+    }
+
+    /// A failed group failed every job in it, those it never sent (not claimed) among them.
+    @Test func aSendThatFailsLeavesTheJobsItDidNotSendToTheOneByOnePath() async throws {
+        let store = FakeClaimStore(held: [JobKey(app: "a", id: "c")])
+        let record = Recorder()
+        let group = [try Self.item("a"), try Self.item("c"), try Self.item("a", tag: 3), try Self.item("b")]
+        await Self.commit(store, record: record, sendFails: true).deliver(group)
+        let done = record.withLock { $0 }
+        #expect(done.sent == [["a", "b"]])
+        // Both copies of a (its second copy must not be sent by the one-by-one path) and b, which were sent.
+        #expect(done.failed.keys.sorted() == ["a", "b"])
+        #expect(done.oneByOne == ["c"])
+        #expect(done.acked.isEmpty)
     }
 
     @Test func aGroupThatCannotBeFinishedIsFailedNotAcknowledged() async throws {

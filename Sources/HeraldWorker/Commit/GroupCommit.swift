@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldStore
 import Logging
 import RabbitMQ
+import Synchronization
 
 /// What a group of small jobs needs of the database: the claim that sends inside it and writes the group's rows,
 /// and the write of rows a claim could not make (the `Store`; a fake in tests).
@@ -46,16 +47,23 @@ struct GroupCommit: Sendable {
     func deliver(_ group: [Item]) async {
         let rest: [Item]
         let claim: SmallJobClaim<SentGroup>
+        let split = SplitRecord()
         do {
             claim = try await store.claimSmallJobs(group.map(\.job.key)) { [send] claimed in
                 let (fast, others) = Self.split(group, claimed: claimed)
+                split.record(Self.fastIndices(group, claimed: claimed))
                 guard !fast.isEmpty else { return (SentGroup(fast: fast, others: others), []) }
                 let sent = try await send(fast)
                 return (SentGroup(fast: fast, others: others, sent: sent), sent.rows)
             }
         } catch {
-            // Sending failed part-way (a retry batch could not be published): what was sent is not sent again.
-            for item in group { await fail(item, SentButNotSettled(underlying: error)) }
+            // Sending failed part-way (a retry batch could not be published): what was handed to the send is not
+            // sent again, nor is a second copy of it; the jobs the group did not claim take the one-by-one path.
+            let handed = Set((split.handed ?? []).map { group[$0].job.key })
+            for item in group where handed.contains(item.job.key) {
+                await fail(item, SentButNotSettled(underlying: error))
+            }
+            await oneByOne(group.filter { !handed.contains($0.job.key) })
             return
         }
         switch claim {
@@ -78,10 +86,21 @@ struct GroupCommit: Sendable {
             written.sent.continuing.removeAll { parked.contains($0.key.job) }
             await settle(written)
         }
-        // Duplicates, ids the API enqueued and redeliveries: the one-by-one path knows about each.
+        await oneByOne(rest)
+    }
+
+    /// Duplicates, ids the API enqueued and redeliveries: the one-by-one path knows about each.
+    private func oneByOne(_ items: [Item]) async {
         await withDiscardingTaskGroup { tasks in
-            for item in rest { tasks.addTask { await oneByOne(item) } }
+            for item in items { tasks.addTask { await oneByOne(item) } }
         }
+    }
+
+    /// The positions in the group of the items a claim handed to its send, kept for when the send throws.
+    private final class SplitRecord: Sendable {
+        private let state = Mutex<[Int]?>(nil)
+        func record(_ handed: [Int]) { state.withLock { $0 = handed } }
+        var handed: [Int]? { state.withLock { $0 } }
     }
 
     /// The group's items this group delivers (claimed, first copy of each id) and the others, each in order.
@@ -98,6 +117,12 @@ struct GroupCommit: Sendable {
             }
         }
         return (fast, others)
+    }
+
+    /// The positions of `split`'s `fast` items in `group`.
+    static func fastIndices(_ group: [Item], claimed: Set<JobKey>) -> [Int] {
+        var taken = Set<JobKey>()
+        return group.indices.filter { claimed.contains(group[$0].job.key) && taken.insert(group[$0].job.key).inserted }
     }
 
     /// A claimed group: the jobs it sent, those left to the one-by-one path, and what was sent.
