@@ -129,6 +129,11 @@ public final class APNSSimulator: Sendable {
     /// answered on purpose.
     public var counts: [String: Int] { state.withLock { $0.counts } }
 
+    /// How many different valid provider tokens (JWTs) the device, broadcast and channel endpoints were shown so
+    /// far, together: a client that shares one token per key shows one. (A token is counted again only after the
+    /// verdict cache, 4,096 tokens, is cleared.)
+    public var providerTokensSeen: Int { state.withLock { $0.validTokensSeen } }
+
     /// The broadcasts accepted (answered 200) so far, in order.
     public var broadcasts: [APNSSimulatorBroadcastRecord] { state.withLock { $0.broadcasts } }
 

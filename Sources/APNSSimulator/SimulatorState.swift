@@ -23,6 +23,8 @@ struct SimulatorState {
     private(set) var records: [APNSSimulatorRecord] = []
     private(set) var broadcasts: [APNSSimulatorBroadcastRecord] = []
     private(set) var counts: [String: Int] = [:]
+    /// Provider tokens verified and found valid, once each (`APNSSimulator.providerTokensSeen`).
+    private(set) var validTokensSeen = 0
     private var waiters: [Int: Waiter] = [:]
     private var nextWaiterID = 0
     /// Per injected-failure rule: eligible requests seen and times fired.
@@ -111,6 +113,7 @@ struct SimulatorState {
 
     /// Caches a verdict.
     mutating func cache(_ verdict: TokenVerdict, for token: String) {
+        if case .valid = verdict { validTokensSeen += 1 }
         if tokenCache.count >= tokenCacheLimit { tokenCache.removeAll(keepingCapacity: true) }
         tokenCache[token] = verdict
     }

@@ -16,10 +16,16 @@ extension AppsFile {
 }
 
 extension AppConfiguration {
-    /// The provider token cache of an app with token auth (`auth.type` token), its key read from `key_file`; nil for
-    /// certificate auth. One cache per key serves every client of the app (APNs, channels), so the JWT is shared.
-    public func providerTokens(directory: String) throws(ConfigurationError) -> ProviderTokenCache? {
-        guard case .token(let teamID, let keyID, let keyFile) = auth else { return nil }
+    /// The provider token cache of an app with token auth (`auth.type` token) in `environment` (nil: the app's
+    /// default; its `auth_by_environment` entry if any, else `auth`), its key read from `key_file`; nil for
+    /// certificate auth. The cache is the process's one for the key (`ProviderTokenCache.shared(for:)`), so every
+    /// client (APNs, broadcasts, channel management) presents the same token.
+    public func providerTokens(
+        directory: String, environment: Environment? = nil
+    ) throws(ConfigurationError) -> ProviderTokenCache? {
+        guard case .token(let teamID, let keyID, let keyFile) = auth(for: environment ?? self.environment) else {
+            return nil
+        }
         let pem = try AppsFile.read(keyFile, relativeTo: directory, what: "key_file of app \(id)")
         let signer: ProviderTokenSigner
         do {
@@ -27,12 +33,32 @@ extension AppConfiguration {
         } catch {
             throw ConfigurationError("app \(id): \(error.message)")
         }
-        return ProviderTokenCache(signer: signer) { Int64(Date().timeIntervalSince1970) }
+        return ProviderTokenCache.shared(for: signer)
     }
 
     /// The extra trust roots of the app's endpoints: the PEM text of `ca_file`, if any.
     public func trustRootsPEM(directory: String) throws(ConfigurationError) -> [String] {
         guard let caFile else { return [] }
         return [try AppsFile.read(caFile, relativeTo: directory, what: "ca_file of app \(id)")]
+    }
+}
+
+extension AppConfiguration {
+    /// The credentials for `environment`: its `auth_by_environment` entry, else `auth`.
+    public func auth(for environment: Environment) -> Authentication {
+        authByEnvironment?[environment.rawValue] ?? auth
+    }
+
+    /// Checks `auth_by_environment`: each key names an environment the app serves.
+    func checkAuthByEnvironment() throws(ConfigurationError) {
+        for key in (authByEnvironment ?? [:]).keys.sorted() {
+            guard let named = Environment(rawValue: key) else {
+                throw ConfigurationError(
+                    "app \(id): auth_by_environment has \(key), which is not production or sandbox")
+            }
+            guard servedEnvironments.contains(named) else {
+                throw ConfigurationError("app \(id): auth_by_environment names \(key), which the app does not serve")
+            }
+        }
     }
 }

@@ -21,6 +21,9 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     public var caFile: String?
     /// How Herald authenticates to APNs for this app.
     public var auth: Authentication
+    /// Overrides of `auth` per environment (`{"sandbox": {…}}`), for an app serving both with Apple's
+    /// environment-scoped keys: a key made for one environment is refused in the other (BadEnvironmentKeyInToken).
+    public var authByEnvironment: [String: Authentication]?
     /// The most notifications per second sent for this app, all its jobs and all workers together; nil is no limit.
     /// Its jobs then all take the throttled path (`throttle_per_second`), at the lower of the two rates.
     public var maxPerSecond: Int?
@@ -62,6 +65,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         case id, topic, environment, environments, endpoint, endpoints
         case caFile = "ca_file"
         case auth
+        case authByEnvironment = "auth_by_environment"
         case maxPerSecond = "max_per_second"
         case events
         case webhook
@@ -77,6 +81,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         endpoints: [String: String]? = nil,
         caFile: String? = nil,
         auth: Authentication,
+        authByEnvironment: [String: Authentication]? = nil,
         maxPerSecond: Int? = nil,
         events: Bool? = nil,
         webhook: Webhook? = nil,
@@ -90,6 +95,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         self.endpoints = endpoints
         self.caFile = caFile
         self.auth = auth
+        self.authByEnvironment = authByEnvironment
         self.maxPerSecond = maxPerSecond
         self.events = events
         self.webhook = webhook
@@ -212,6 +218,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
                 "app \(id): endpoint and endpoints.\(environment.rawValue) disagree; give the override once")
         }
         for served in servedEnvironments { _ = try resolvedEndpoint(for: served) }
+        try checkAuthByEnvironment()
     }
 }
 

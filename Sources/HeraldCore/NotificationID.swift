@@ -28,8 +28,23 @@ public struct NotificationID: Sendable {
     public func id(for token: DeviceToken) -> APNSID {
         var state = prefix
         Self.mix(token.hex, into: &state)
-        // Version 8 in the high nibble of the 7th byte, variant 10 in the top bits of the 9th.
-        return APNSID(
+        return Self.uuid(state)
+    }
+
+    /// The `apns-request-id` of the job's broadcast to `channel`: every try of it (in process, after a
+    /// redelivery, on another worker) carries the same id, so that a retried broadcast is recognisable.
+    public func id(forChannel channel: String) -> APNSID {
+        var state = prefix
+        // A byte no token's hex holds first keeps a channel's id apart from a device's.
+        Self.mix(byte: UInt8(ascii: "#"), into: &state)
+        Self.mix(channel, into: &state)
+        return Self.uuid(state)
+    }
+
+    /// The hashes' state as a UUID: version 8 in the high nibble of the 7th byte, variant 10 in the top bits of the
+    /// 9th.
+    private static func uuid(_ state: (UInt64, UInt64)) -> APNSID {
+        APNSID(
             high: (state.0 & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_8000,
             low: (state.1 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000)
     }

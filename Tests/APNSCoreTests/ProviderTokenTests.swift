@@ -75,6 +75,19 @@ import Testing
         #expect(try cache.refresh(after: second) == third)
     }
 
+    /// One cache per key per process: signers of the same key (read again by each client, or on a reload) share
+    /// it, and so its token; another key, or the same key id with another key (a rotation), has its own.
+    @Test func theSharedCacheIsOnePerKey() throws {
+        let key = P256.Signing.PrivateKey()
+        let first = ProviderTokenSigner(teamID: "TEAM123456", keyID: "KEYSHARED1", privateKey: key)
+        let again = ProviderTokenSigner(teamID: "TEAM123456", keyID: "KEYSHARED1", privateKey: key)
+        let rotated = ProviderTokenSigner(
+            teamID: "TEAM123456", keyID: "KEYSHARED1", privateKey: P256.Signing.PrivateKey())
+        #expect(ProviderTokenCache.shared(for: first) === ProviderTokenCache.shared(for: again))
+        #expect(try ProviderTokenCache.shared(for: first).current() == ProviderTokenCache.shared(for: again).current())
+        #expect(ProviderTokenCache.shared(for: first) !== ProviderTokenCache.shared(for: rotated))
+    }
+
     @Test func signerDescriptionHidesTheKey() {
         #expect("\(Self.signer)" == "ProviderTokenSigner(team: TEAM123456, key: KEY1234567)")
     }

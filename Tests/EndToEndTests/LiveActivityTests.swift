@@ -332,6 +332,28 @@ extension Array {
         }
     }
 
+    /// One provider token per key per process (Apple's rule): the device sends and the broadcast client of a
+    /// worker each kept a cache, so the simulator saw two tokens. The broadcast carries its job's
+    /// `apns-request-id`, the same on every try.
+    @Test func deviceSendsAndABroadcastShareOneProviderTokenAndTheBroadcastNamesItsRequest() async throws {
+        try await WorkerHarness.with { harness in
+            let devices = try await harness.importDevices(count: 2)
+            let id = harness.simulator.addChannel(bundleID: WorkerHarness.app, messageStoragePolicy: 1).id
+            _ = try await harness.store.recordChannel(
+                ActivityChannel(app: WorkerHarness.app, id: id, environment: "sandbox", storagePolicy: 1))
+            let worker = try harness.startWorker()
+            try await harness.publish(WorkerHarness.broadcast(id: "devices"))
+            try await harness.publish(Self.update("channel", channel: id, step: 1))
+            await harness.waitUntilFinished(["devices", "channel"], in: .done)
+            try await worker.stop()
+            #expect(harness.received(job: "devices").count == devices.count)
+            let broadcast = try #require(harness.simulator.broadcasts.first)
+            let expected = NotificationID(app: WorkerHarness.app, job: "channel").id(forChannel: id)
+            #expect(broadcast.requestID == expected.description)
+            #expect(harness.simulator.providerTokensSeen == 1)
+        }
+    }
+
     @Test func oversizedBroadcastPayloadIsParked() async throws {
         try await WorkerHarness.with { harness in
             let id = harness.simulator.addChannel(bundleID: WorkerHarness.app, messageStoragePolicy: 1).id

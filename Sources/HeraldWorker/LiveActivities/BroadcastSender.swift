@@ -61,9 +61,11 @@ struct BroadcastSender: Sendable {
             expiration: policy == .noStorage ? 0 : nil, tokens: nil
         ).notification
         let template = try NotificationTemplate(notification, maximumPayloadSize: BroadcastRequest.maximumPayloadBytes)
+        // The same `apns-request-id` on every try of the job's broadcast, so that a retried one is recognisable.
         let request = BroadcastRequest(
             channelID: channel, payload: template.payload, priority: Priority(rawValue: priority),
-            expiration: notification.expiration)
+            expiration: notification.expiration,
+            requestID: NotificationID(app: job.app, job: job.id).id(forChannel: channel).description)
         if let violation = request.ruleViolation(policy: policy) {
             return try await refuse(job, reason: violation.reason, violation.message)
         }

@@ -85,44 +85,24 @@ public final class APNSClients: Sendable {
     ) throws(ConfigurationError) -> [String: AppClients] {
         var clients: [String: AppClients] = [:]
         for app in apps.apps {
-            let authentication: APNSClientConfiguration.Authentication
-            switch app.auth {
-            case .token:
-                guard let cache = try app.providerTokens(directory: directory) else { continue }
-                authentication = .token(cache)
-            case .certificate(let p12File, let passphraseEnv):
-                let path = p12File.hasPrefix("/") ? p12File : directory + "/" + p12File
-                // The passphrase comes from the environment variable the apps file names; it is never logged.
-                var passphrase = ""
-                if let passphraseEnv {
-                    guard let value = environment[passphraseEnv] else {
-                        throw ConfigurationError("app \(app.id): passphrase_env \(passphraseEnv) is not set")
-                    }
-                    passphrase = value
-                }
-                do {
-                    authentication = try .certificate(p12Path: path, passphrase: passphrase)
-                } catch {
-                    throw ConfigurationError("app \(app.id): cannot open p12_file at \(path) (wrong passphrase?)")
-                }
-            }
             let roots = try app.trustRootsPEM(directory: directory)
-            // The same credentials for each environment: a token key signs for both, and a certificate is the
-            // operator's to match to the environments listed.
+            // Each environment's credentials: `auth`, or the environment's `auth_by_environment` entry (Apple's
+            // environment-scoped keys); a token key's cache is the process's one for that key.
             var byEnvironment: [AppConfiguration.Environment: APNSClient] = [:]
-            for environment in app.servedEnvironments {
-                let (host, port) = try app.resolvedEndpoint(for: environment)
+            for served in app.servedEnvironments {
+                let (host, port) = try app.resolvedEndpoint(for: served)
                 let configuration = APNSClientConfiguration(
                     endpoint: .init(host: host, port: port),
-                    authentication: authentication,
+                    authentication: try Self.authentication(
+                        of: app, in: served, directory: directory, environment: environment),
                     additionalTrustRootsPEM: roots,
                     connections: connectionsPerApp,
                     requestTimeout: requestTimeout
                 )
                 var appLogger = logger
                 appLogger[metadataKey: "app"] = "\(app.id)"
-                if app.sendsPerDeviceEnvironment { appLogger[metadataKey: "environment"] = "\(environment.rawValue)" }
-                byEnvironment[environment] = APNSClient(
+                if app.sendsPerDeviceEnvironment { appLogger[metadataKey: "environment"] = "\(served.rawValue)" }
+                byEnvironment[served] = APNSClient(
                     configuration: configuration, eventLoopGroup: eventLoopGroup, logger: appLogger)
             }
             // `servedEnvironments` always includes `environment` (`AppsFile.parse`).
@@ -132,6 +112,36 @@ public final class APNSClients: Sendable {
             clients[app.id] = AppClients(byEnvironment: byEnvironment, standard: standard)
         }
         return clients
+    }
+
+    /// The credentials of `app` in `served` (`AppConfiguration.auth(for:)`): a token key's cache (the process's one
+    /// for the key), or the certificate and key of a `.p12` whose passphrase comes from the variable it names.
+    private static func authentication(
+        of app: AppConfiguration, in served: AppConfiguration.Environment, directory: String,
+        environment: [String: String]
+    ) throws(ConfigurationError) -> APNSClientConfiguration.Authentication {
+        switch app.auth(for: served) {
+        case .token:
+            guard let cache = try app.providerTokens(directory: directory, environment: served) else {
+                throw ConfigurationError("app \(app.id): no token key for \(served.rawValue)")
+            }
+            return .token(cache)
+        case .certificate(let p12File, let passphraseEnv):
+            let path = p12File.hasPrefix("/") ? p12File : directory + "/" + p12File
+            // The passphrase comes from the environment variable the apps file names; it is never logged.
+            var passphrase = ""
+            if let passphraseEnv {
+                guard let value = environment[passphraseEnv] else {
+                    throw ConfigurationError("app \(app.id): passphrase_env \(passphraseEnv) is not set")
+                }
+                passphrase = value
+            }
+            do {
+                return try .certificate(p12Path: path, passphrase: passphrase)
+            } catch {
+                throw ConfigurationError("app \(app.id): cannot open p12_file at \(path) (wrong passphrase?)")
+            }
+        }
     }
 
     /// The apps file in use (the last one loaded).
