@@ -61,7 +61,8 @@ package struct ParkedMessages: Sendable {
         _ filter: ParkedMessageFilter, limit: Int, force: Bool = false, now: Int64 = Self.now(),
         prepare: @escaping (ParkedMessage) async throws -> Void = { _ in }
     ) async throws -> Pass {
-        let (workQueues, topology) = ([topology.jobs, topology.batches], self.topology)
+        let topology = self.topology
+        let workQueues = [topology.jobs, topology.batches]
         let connection = self.connection
         var taken = Set<Int>()
         return try await pass(filter, limit: limit, now: now) { delivery, message in

@@ -63,7 +63,7 @@ struct GroupCommit: Sendable {
             for item in group where handed.contains(item.job.key) {
                 await fail(item, SentButNotSettled(underlying: error))
             }
-            await oneByOne(group.filter { !handed.contains($0.job.key) })
+            await takeOneByOne(group.filter { !handed.contains($0.job.key) })
             return
         }
         switch claim {
@@ -86,11 +86,11 @@ struct GroupCommit: Sendable {
             written.sent.continuing.removeAll { parked.contains($0.key.job) }
             await settle(written)
         }
-        await oneByOne(rest)
+        await takeOneByOne(rest)
     }
 
     /// Duplicates, ids the API enqueued and redeliveries: the one-by-one path knows about each.
-    private func oneByOne(_ items: [Item]) async {
+    private func takeOneByOne(_ items: [Item]) async {
         await withDiscardingTaskGroup { tasks in
             for item in items { tasks.addTask { await oneByOne(item) } }
         }
