@@ -14,7 +14,9 @@ import Testing
     @Test func idsWhoseOldKeysCollidePublishedAtOnceToTwoWorkersAreBothDelivered() async throws {
         try await WorkerHarness.with { harness in
             let devices = try await harness.importDevices(count: 100)
-            let workers = [try harness.startWorker { $0.batchSize = 20 }, try harness.startWorker { $0.batchSize = 20 }]
+            let workers = [
+                try harness.startWorker { $0.batchSize = 20 }, try harness.startWorker { $0.batchSize = 20 },
+            ]
             let ids: Set = ["order-101687", "order-86052"]
             for id in ids.sorted() { try await harness.publish(WorkerHarness.broadcast(id: id)) }
             await harness.waitUntilFinished(ids, in: .done)

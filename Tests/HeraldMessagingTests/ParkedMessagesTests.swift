@@ -123,8 +123,10 @@ import Testing
             let parking = Parking(publisher: connection, topology: topology)
             let job = Array(#"{"id":"j-1","app":"a"}"#.utf8)
             let batch = Array(#"{"job":"j-2","app":"a","seq":0,"attempt":1,"tokens":["ab"]}"#.utf8)
-            for (body, id, origin) in [(job, "j-1", topology.jobs), (job, "j-1-again", topology.jobs),
-                                       (batch, "b-0", topology.batches)] {
+            for (body, id, origin) in [
+                (job, "j-1", topology.jobs), (job, "j-1-again", topology.jobs),
+                (batch, "b-0", topology.batches),
+            ] {
                 try await parking.park(
                     body, properties: AMQPProperties(messageID: id), reason: "failed_repeatedly: query_failed",
                     attempts: 1, origin: origin)
