@@ -59,12 +59,14 @@ public struct API: Sendable {
         )
     }
 
-    /// The producer configuration for the topology: publishes to its jobs queue and declares it on connect.
+    /// The producer configuration for the topology: publishes through its jobs exchange to its jobs queue, and
+    /// declares those two (and their binding) on connect: all the API's broker user may configure or write to.
     public static func producerConfiguration(_ configuration: APIConfiguration) -> ProducerConfiguration {
         var producer = ProducerConfiguration(amqp: configuration.amqp, queue: configuration.topology.jobs)
+        producer.exchange = configuration.topology.jobs
         producer.amqp.connectionName = producer.amqp.connectionName ?? "herald-api"
         let topology = configuration.topology
-        producer.prepareConnection = { connection in _ = try await topology.declare(on: connection) }
+        producer.prepareConnection = { connection in try await topology.declareJobs(on: connection) }
         return producer
     }
 }

@@ -15,10 +15,13 @@ package struct ParkedMessages: Sendable {
 
     package let connection: AMQPConnection
     package let topology: Topology
+    /// The parking queue a pass goes through: `herald.parked`, or `herald.webhooks.parked` for retention.
+    package let queue: String
 
-    package init(connection: AMQPConnection, topology: Topology) {
+    package init(connection: AMQPConnection, topology: Topology, queue: String? = nil) {
         self.connection = connection
         self.topology = topology
+        self.queue = queue ?? topology.parked
     }
 
     /// What a pass did.
@@ -101,7 +104,7 @@ package struct ParkedMessages: Sendable {
         now: Int64,
         _ act: (AMQPDelivery, ParkedMessage) async throws -> Action
     ) async throws -> Pass {
-        let reader = try await connection.reader(of: topology.parked)
+        let reader = try await connection.reader(of: queue)
         // Whatever happens, the channel closes and the broker requeues what was not settled, before this returns.
         do {
             let result = try await scan(reader, filter, limit: limit, scanLimit: scanLimit, now: now, act)

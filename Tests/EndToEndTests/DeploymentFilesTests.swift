@@ -288,9 +288,32 @@ import Yams
         #expect(
             Set(permissions.compactMap { Self.map($0)["user"] as? String })
                 == Set(users.compactMap { $0["name"] as? String }))
-        for permission in permissions.map(Self.map) {
+        for permission in permissions.map(Self.map) where permission["user"] as? String != "herald-api" {
             try Self.expectConfinedToHerald(permission, of: permission["user"] as? String ?? "")
         }
+    }
+
+    /// The API publishes jobs and nothing else: its broker user may use the jobs exchange and queue (declare them,
+    /// bind them, publish through the exchange) and no other name, not the default exchange (which reaches every
+    /// queue, the webhooks queue among them) nor `herald.events` (whose events webhooks would sign), in compose,
+    /// Kubernetes and systemd alike; and the API publishes through that exchange.
+    @Test func theAPIsBrokerUserMayPublishToTheJobsExchangeAndNothingElseInEveryDeployFile() throws {
+        let compose = try #require(Self.map(try Self.composeBrokerDefinitions())["permissions"] as? [Any])
+        let api = try #require(compose.map(Self.map).first { $0["user"] as? String == "herald-api" })
+        try Self.expectOnlyJobs(api, of: "compose herald-api")
+        for path in ["deploy/k8s/secret-example.yaml", "deploy/systemd/api.env.example"] {
+            let granted = Self.captures(
+                #"set_permissions -p / herald-api '([^']*)' '([^']*)' '([^']*)'"#, in: try Self.read(path))
+            #expect(granted.count == 1, "\(path): herald-api's set_permissions")
+            for fields in granted {
+                try Self.expectOnlyJobs(
+                    ["configure": fields[0], "write": fields[1], "read": fields[2]], of: "\(path) herald-api")
+            }
+        }
+        // The code publishes where the permission allows: the jobs exchange, declared and bound by the API itself.
+        let source = try Self.read("Sources/HeraldAPI/API.swift")
+        #expect(source.contains("producer.exchange = configuration.topology.jobs"))
+        #expect(source.contains("topology.declareJobs(on:") && !source.contains("topology.declare(on:"))
     }
 
     @Test func composePublishesOnlyTheTLSProxyBeyondLoopbackAndTheProxyIsTheAPIsOnlyWayIn() throws {
@@ -918,6 +941,31 @@ import Yams
                 #expect(matches(name), "\(user) may not \(kind) \(name)", sourceLocation: sourceLocation)
             }
             for name in foreign + (alsoAllowed.isEmpty ? ["amq.default"] : []) {
+                #expect(!matches(name), "\(user) may \(kind) \(name)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    /// The API's permission: each of configure, write and read reaches the jobs exchange and queue (one name) and
+    /// nothing else.
+    static func expectOnlyJobs(
+        _ permission: [String: Any], of user: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let topology = Topology(queueType: .quorum)
+        let others =
+            topology.queues.map(\.name).filter { $0 != topology.jobs } + [
+                topology.events, "amq.default", "amq.topic", "herald.jobsx", "herald.jobs.x", "xherald.jobs",
+                "other.jobs",
+            ]
+        for kind in ["configure", "write", "read"] {
+            let pattern = try #require(
+                permission[kind] as? String, "\(user): no \(kind)", sourceLocation: sourceLocation)
+            let regex = try NSRegularExpression(pattern: pattern)
+            func matches(_ name: String) -> Bool {
+                regex.firstMatch(in: name, range: NSRange(name.startIndex..., in: name)) != nil
+            }
+            #expect(matches(topology.jobs), "\(user) may not \(kind) \(topology.jobs)", sourceLocation: sourceLocation)
+            for name in others {
                 #expect(!matches(name), "\(user) may \(kind) \(name)", sourceLocation: sourceLocation)
             }
         }
