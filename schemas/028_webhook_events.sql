@@ -34,3 +34,13 @@ BEGIN
 END $$;
 CREATE TRIGGER event_outbox_webhooks AFTER INSERT ON event_outbox REFERENCING NEW TABLE AS inserted
     FOR EACH STATEMENT EXECUTE FUNCTION herald_webhook_events();
+
+-- A job the API recorded but never published (issue 32): the API inserts its row, publishes the message, and only
+-- then can it answer; an API that died in between left the row `queued` for ever, and a retry with the same
+-- Idempotency-Key answered "duplicate". The API now inserts its rows `awaiting_publish` and clears the flag once the
+-- broker confirmed the message; the workers' scheduler publishes a queued row still awaiting it after a grace period
+-- (`Store.releaseUnpublishedJobs`), from its spec, as it releases a scheduled job. A duplicate message (an API that
+-- died after the confirm, before clearing the flag) is harmless: the job id makes it one. Adding a column with a
+-- constant default rewrites nothing; the partial index holds only the rows awaiting their publish.
+ALTER TABLE jobs ADD COLUMN awaiting_publish boolean NOT NULL DEFAULT false;
+CREATE INDEX jobs_awaiting_publish ON jobs (created_at) WHERE awaiting_publish;

@@ -4,6 +4,7 @@ import HeraldProducer
 import HeraldStore
 import Hummingbird
 import Logging
+import NIOCore
 import PostgresNIO
 import ServiceLifecycle
 import UnixSignals
@@ -49,12 +50,19 @@ public struct API: Sendable {
         return router
     }
 
-    /// The Hummingbird application serving the router on the configured host and port.
-    public func makeApplication(logger: Logger) -> some ApplicationProtocol {
-        Application(
+    /// The Hummingbird application serving the router on the configured host and port; a connection with no
+    /// request in progress for `idleTimeout` is closed. `onServerRunning` hears of the listening channel (its port).
+    public func makeApplication(
+        logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let (seconds, attoseconds) = configuration.idleTimeout.components
+        let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        return Application(
             router: makeRouter(),
+            server: .http1(configuration: .init(idleTimeout: idle)),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),
+            onServerRunning: onServerRunning,
             logger: logger
         )
     }
@@ -87,6 +95,7 @@ public func buildAPI(
         configuration: .init(
             services: [
                 .init(service: postgres),
+                .init(service: HangUpService(logger: logger)),
                 .init(service: ProducerService(producer: producer)),
                 .init(
                     service: api.makeApplication(logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),

@@ -134,6 +134,10 @@ extension ConfigurationKey {
         "api.maximum_body_size", environment: "HERALD_API_MAXIMUM_BODY_SIZE", flag: "maximum-body-size",
         kind: .integer(1024...134_217_728), default: .integer(1 << 20),
         "The largest request body the API accepts, in bytes (a job of 10,000 tokens is about 700 KB).")
+    package static let apiIdleTimeout = ConfigurationKey(
+        "api.idle_timeout", environment: "HERALD_API_IDLE_TIMEOUT", flag: "idle-timeout",
+        kind: .duration(.seconds(1)...(.seconds(3600))), default: .duration(.seconds(60)),
+        "How long a client connection may stay open with no request in progress before the API closes it.")
 
     // MARK: herald migrate
 
@@ -149,7 +153,7 @@ extension ConfigurationKey {
         prefetch, batchPrefetch, batchSize, planAhead, smallJobGroup, maxMessageBytes, maxDeliveries, batchAttempts,
         pruneBreakerShare, pruneBreakerMinimum, connections, sendConcurrency, requestTimeout, metricsHost, metricsPort,
         finishedJobsRetention, deadTokensRetention, deliveryFailuresRetention, parkedRetention, retentionInterval,
-        apiHost, apiPort, apiMaximumBodySize,
+        apiHost, apiPort, apiMaximumBodySize, apiIdleTimeout,
         schemasDirectory,
     ]
 

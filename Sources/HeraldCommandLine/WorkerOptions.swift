@@ -70,11 +70,12 @@ package struct APIOptions: ConfigurationOptions {
     @Option(help: ArgumentHelp(.apiHost)) var host: String?
     @Option(help: ArgumentHelp(.apiPort)) var port: String?
     @Option(help: ArgumentHelp(.apiMaximumBodySize)) var maximumBodySize: String?
+    @Option(help: ArgumentHelp(.apiIdleTimeout)) var idleTimeout: String?
 
-    package static let keys: [ConfigurationKey] = [.apiHost, .apiPort, .apiMaximumBodySize]
+    package static let keys: [ConfigurationKey] = [.apiHost, .apiPort, .apiMaximumBodySize, .apiIdleTimeout]
 
     package var givenFlags: [(key: ConfigurationKey, text: String?)] {
-        [(.apiHost, host), (.apiPort, port), (.apiMaximumBodySize, maximumBodySize)]
+        [(.apiHost, host), (.apiPort, port), (.apiMaximumBodySize, maximumBodySize), (.apiIdleTimeout, idleTimeout)]
     }
 }
 

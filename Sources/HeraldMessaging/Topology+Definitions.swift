@@ -34,7 +34,7 @@ extension Topology {
         // The webhook queues' bounds also as a policy, which reaches queues an earlier Herald declared without them.
         let policies: [[String: Any]] = [
             (webhooks, Self.webhooksMaximumLength), (webhooksParked, Self.webhooksParkedMaximumLength),
-        ].map { name, length in
+        ].map { name, length -> [String: Any] in
             [
                 "vhost": vhost, "name": name + ".bounds", "apply-to": "queues", "priority": 0,
                 "pattern": "^" + NSRegularExpression.escapedPattern(for: name) + "$",

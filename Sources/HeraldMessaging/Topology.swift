@@ -165,14 +165,7 @@ public struct Topology: Sendable, Hashable {
     /// configure.
     public func declareJobs(on connection: AMQPConnection) async throws {
         try await connection.declareExchange(jobs, type: "direct")
-        do {
-            _ = try await connection.declareQueue(jobs, durable: true, arguments: workQueueArguments)
-        } catch where error.replyCode == 406 {
-            // Declared by an earlier Herald (see `declare(on:)`): taken as it is.
-            var earlier = workQueueArguments
-            for later in Self.laterArguments { earlier[later] = nil }
-            _ = try await connection.declareQueue(jobs, durable: true, arguments: earlier)
-        }
+        _ = try await declareQueue(jobs, arguments: workQueueArguments, on: connection)
         try await connection.bindQueue(jobs, to: jobs, routingKey: jobs)
     }
 
@@ -189,24 +182,30 @@ public struct Topology: Sendable, Hashable {
         try await connection.declareExchange(events, type: "topic")
         try await connection.declareExchange(jobs, type: "direct")
         var asTheyWere: [String] = []
-        for (name, arguments) in queues {
-            let refused: AMQPError
-            do {
-                _ = try await connection.declareQueue(name, durable: true, arguments: arguments)
-                continue
-            } catch {
-                refused = error
-            }
-            var earlier = arguments
-            for later in Self.laterArguments { earlier[later] = nil }
-            guard refused.replyCode == 406, Self.upgradable(name, of: self), earlier != arguments else {
-                throw refused
-            }
-            _ = try await connection.declareQueue(name, durable: true, arguments: earlier)
+        for (name, arguments) in queues where try await declareQueue(name, arguments: arguments, on: connection) {
             asTheyWere.append(name)
         }
         try await connection.bindQueue(jobs, to: jobs, routingKey: jobs)
         return asTheyWere
+    }
+
+    /// Declares one queue; returns true when it was declared by an earlier Herald, without the arguments added
+    /// since, and is taken as it is (a work queue or a webhook queue refused with 406).
+    private func declareQueue(
+        _ name: String, arguments: AMQPTable, on connection: AMQPConnection
+    ) async throws -> Bool {
+        let refused: AMQPError
+        do {
+            _ = try await connection.declareQueue(name, durable: true, arguments: arguments)
+            return false
+        } catch {
+            refused = error
+        }
+        var earlier = arguments
+        for later in Self.laterArguments { earlier[later] = nil }
+        guard refused.replyCode == 406, Self.upgradable(name, of: self), earlier != arguments else { throw refused }
+        _ = try await connection.declareQueue(name, durable: true, arguments: earlier)
+        return true
     }
 
     /// Deletes every queue and the events exchange, with what they hold: the mirror of `declare(on:)`, for tests

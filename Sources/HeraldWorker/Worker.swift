@@ -129,7 +129,8 @@ struct WorkerShared: Sendable {
                         with: apps.filter(\.hasEvents).map(\.id), without: apps.filter { !$0.hasEvents }.map(\.id))
                 }
                 // The apps whose events the outbox keeps for the webhooks to sign (schemas/028).
-                try await OutageWaiter(store: store, logger: logger).untilDone("recording the apps that have webhooks") {
+                let waiter = OutageWaiter(store: store, logger: logger)
+                try await waiter.untilDone("recording the apps that have webhooks") {
                     try await store.setWebhookApps(
                         with: apps.filter { $0.webhook != nil }.map(\.id),
                         without: apps.filter { $0.webhook == nil }.map(\.id))

@@ -50,6 +50,9 @@ public struct WorkerConfiguration: Sendable {
     public var webhookBreakerThreshold: Int = 5
     /// How long an open breaker lets no request through before one probe is tried.
     public var webhookBreakerOpenFor: Duration = .seconds(30)
+    /// How long a job the API recorded may wait for the API's publish before the scheduler publishes it itself (an
+    /// API that died between its insert and its publish); longer than any publish of the API takes.
+    public var unpublishedJobGrace: Duration = .seconds(60)
     /// How often the scheduler looks for due jobs.
     public var schedulerInterval: Duration = .seconds(1)
     /// How often the scheduler looks for paused planning to resume (`planAhead`).

@@ -555,6 +555,29 @@ import Yams
         let topology = Topology()
         #expect(Set(names) == Set(topology.queues.map(\.name)))
         #expect(names.contains(topology.webhooks) && names.contains(topology.webhooksParked))
+        // The webhook queues are bounded, in their arguments and by policies that reach queues declared before.
+        for queue in (Self.map(file)["queues"] as? [Any] ?? []).map(Self.map)
+        where [topology.webhooks, topology.webhooksParked].contains(queue["name"] as? String) {
+            let arguments = Self.map(queue["arguments"])
+            #expect((arguments["x-max-length"] as? Int ?? 0) > 0 && arguments["x-overflow"] as? String == "drop-head")
+        }
+        let policies = (Self.map(file)["policies"] as? [Any] ?? []).map(Self.map)
+        for queue in [topology.webhooks, topology.webhooksParked] {
+            let policy = try #require(
+                policies.first { policy in
+                    let pattern = policy["pattern"] as? String ?? ""
+                    return (try? NSRegularExpression(pattern: pattern))?.firstMatch(
+                        in: queue, range: NSRange(queue.startIndex..., in: queue)) != nil
+                }, "no policy bounds \(queue)")
+            #expect(Self.map(policy["definition"])["max-length"] as? Int ?? 0 > 0)
+        }
+        // The jobs exchange the API publishes through, bound to the jobs queue.
+        let bindings = (Self.map(file)["bindings"] as? [Any] ?? []).map(Self.map)
+        #expect(
+            bindings.contains {
+                $0["source"] as? String == topology.jobs && $0["destination"] as? String == topology.jobs
+                    && $0["routing_key"] as? String == topology.jobs
+            })
     }
 
     @Test func prometheusScrapesTheMetricsPathOnTheWorkerAndApiPorts() throws {

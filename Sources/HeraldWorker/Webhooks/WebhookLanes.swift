@@ -35,7 +35,7 @@ final class WebhookLanes: Sendable {
 
     /// Admits an event of `app` for `endpoint` (its URL): a request slot and the breaker's leave, or why not.
     func admit(app: String, endpoint: String, now: ContinuousClock.Instant) -> Admission {
-        state.withLock { state in
+        state.withLock { (state: inout State) -> Admission in
             guard state.inFlight[app, default: 0] < concurrency else { return .busy }
             var breaker = state.breakers[endpoint] ?? Breaker(threshold: threshold, openFor: openFor)
             let admission = breaker.admit(now: now)
@@ -52,7 +52,7 @@ final class WebhookLanes: Sendable {
 
     /// Gives back the slot `admit` gave, with what the request came to.
     func finish(app: String, endpoint: String, delivered: Bool, now: ContinuousClock.Instant) {
-        state.withLock { state in
+        state.withLock { (state: inout State) in
             state.inFlight[app] = max(0, state.inFlight[app, default: 1] - 1)
             var breaker = state.breakers[endpoint] ?? Breaker(threshold: threshold, openFor: openFor)
             breaker.record(delivered: delivered, now: now)
