@@ -87,3 +87,23 @@ package struct MigrationOptions: ConfigurationOptions {
 
     package var givenFlags: [(key: ConfigurationKey, text: String?)] { [(.schemasDirectory, schemas)] }
 }
+
+/// `herald worker`'s webhook keys as flags: each app's lane and each endpoint's circuit breaker.
+package struct WebhookOptions: ConfigurationOptions {
+    package init() {}
+
+    @Option(help: ArgumentHelp(.webhookConcurrencyPerApp)) var webhookConcurrencyPerApp: String?
+    @Option(help: ArgumentHelp(.webhookBreakerFailures)) var webhookBreakerFailures: String?
+    @Option(help: ArgumentHelp(.webhookBreakerOpen)) var webhookBreakerOpen: String?
+
+    package static let keys: [ConfigurationKey] = [
+        .webhookConcurrencyPerApp, .webhookBreakerFailures, .webhookBreakerOpen,
+    ]
+
+    package var givenFlags: [(key: ConfigurationKey, text: String?)] {
+        [
+            (.webhookConcurrencyPerApp, webhookConcurrencyPerApp), (.webhookBreakerFailures, webhookBreakerFailures),
+            (.webhookBreakerOpen, webhookBreakerOpen),
+        ]
+    }
+}
