@@ -4,6 +4,7 @@ import HeraldProducer
 import HeraldStore
 import Hummingbird
 import Logging
+import NIOCore
 import PostgresNIO
 import ServiceLifecycle
 import UnixSignals
@@ -49,22 +50,31 @@ public struct API: Sendable {
         return router
     }
 
-    /// The Hummingbird application serving the router on the configured host and port.
-    public func makeApplication(logger: Logger) -> some ApplicationProtocol {
-        Application(
+    /// The Hummingbird application serving the router on the configured host and port; a connection with no
+    /// request in progress for `idleTimeout` is closed. `onServerRunning` hears of the listening channel (its port).
+    public func makeApplication(
+        logger: Logger, onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let (seconds, attoseconds) = configuration.idleTimeout.components
+        let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        return Application(
             router: makeRouter(),
+            server: .http1(configuration: .init(idleTimeout: idle)),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "herald"),
+            onServerRunning: onServerRunning,
             logger: logger
         )
     }
 
-    /// The producer configuration for the topology: publishes to its jobs queue and declares it on connect.
+    /// The producer configuration for the topology: publishes through its jobs exchange to its jobs queue, and
+    /// declares those two (and their binding) on connect: all the API's broker user may configure or write to.
     public static func producerConfiguration(_ configuration: APIConfiguration) -> ProducerConfiguration {
         var producer = ProducerConfiguration(amqp: configuration.amqp, queue: configuration.topology.jobs)
+        producer.exchange = configuration.topology.jobs
         producer.amqp.connectionName = producer.amqp.connectionName ?? "herald-api"
         let topology = configuration.topology
-        producer.prepareConnection = { connection in _ = try await topology.declare(on: connection) }
+        producer.prepareConnection = { connection in try await topology.declareJobs(on: connection) }
         return producer
     }
 }
@@ -85,6 +95,7 @@ public func buildAPI(
         configuration: .init(
             services: [
                 .init(service: postgres),
+                .init(service: HangUpService(logger: logger)),
                 .init(service: ProducerService(producer: producer)),
                 .init(
                     service: api.makeApplication(logger: logger), successTerminationBehavior: .gracefullyShutdownGroup),

@@ -18,6 +18,9 @@ public struct APIConfiguration: Sendable {
     public var topology: Topology = .init()
     /// The largest request body accepted, in bytes (a job listing 10,000 tokens is about 700 KB).
     public var maximumBodySize: Int = 1 << 20
+    /// How long a client connection may stay open with no request in progress before it is closed: an idle or
+    /// abandoned connection does not hold a file descriptor for ever.
+    public var idleTimeout: Duration = .seconds(60)
     /// Rows a dead-token report lists at most (its totals always cover the whole window).
     public var maximumReportRows: Int = 10_000
     /// The registry `/metrics` exposes: the one the process bootstrapped swift-metrics with.

@@ -74,6 +74,9 @@ struct NotificationRoutes: Sendable {
                 try? await api.store.withdrawEnqueuedJob(prepared.key)
                 throw APIError(.serviceUnavailable, code: "broker_unavailable", "the job could not be queued; retry")
             }
+            // Confirmed: the workers' sweeper need not publish it. Should this fail, the sweeper publishes it again
+            // later, which the job id makes harmless.
+            try? await api.store.markPublished(prepared.key)
             let accepted = Accepted(
                 id: prepared.id, state: state.rawValue, duplicate: false, invalidTokens: prepared.invalidTokenCount
             )
@@ -87,7 +90,9 @@ struct NotificationRoutes: Sendable {
                 )
             }
             // The request that created the row published it (or withdrew the row when it could not): publishing
-            // again here would send a copy for every repeat, and concurrent repeats would race the first.
+            // again here would send a copy for every repeat, and concurrent repeats would race the first. If that
+            // request died between its insert and its publish, the workers publish the row after a grace period
+            // (`WorkerConfiguration.unpublishedJobGrace`).
             let accepted = Accepted(
                 id: prepared.id, state: state.rawValue, duplicate: true, invalidTokens: prepared.invalidTokenCount
             )

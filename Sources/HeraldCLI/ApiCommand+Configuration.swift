@@ -23,6 +23,7 @@ extension ApiCommand {
         configuration.port = settings.integer(.apiPort)
         configuration.topology = Topology(settings)
         configuration.maximumBodySize = settings.integer(.apiMaximumBodySize)
+        configuration.idleTimeout = settings.duration(.apiIdleTimeout)
         if let (apps, directory) = try AppsFile.read(settings) {
             configuration.apps = apps
             configuration.appsDirectory = directory

@@ -12,7 +12,9 @@ struct ApiCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "api",
         abstract: "Serve the HTTP API: device registration, notifications, job status, reports, health and metrics.",
-        discussion: "Every /v1 route needs a per-app key (herald keys create --app A) as Authorization: Bearer <key>."
+        discussion:
+            "Every /v1 route needs a per-app key (herald keys create --app A --scope S) as Authorization: Bearer "
+            + "<key>. SIGTERM drains and stops it; SIGHUP is logged and ignored."
     )
 
     @OptionGroup var services: ServiceOptions

@@ -23,6 +23,7 @@ struct ConfigShowCommand: ParsableCommand {
     @OptionGroup var apps: AppsFileOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var retention: RetentionOptions
+    @OptionGroup var webhooks: WebhookOptions
     @OptionGroup var api: APIOptions
     @OptionGroup var migration: MigrationOptions
 
@@ -31,7 +32,7 @@ struct ConfigShowCommand: ParsableCommand {
 
     func run() throws {
         let resolved = try services.resolve(
-            ConfigurationKey.all, with: [queues, apps, worker, retention, api, migration])
+            ConfigurationKey.all, with: [queues, apps, worker, retention, webhooks, api, migration])
         print(json ? ConfigurationReport.json(resolved) : ConfigurationReport.table(resolved), terminator: "")
     }
 }

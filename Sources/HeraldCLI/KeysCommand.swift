@@ -12,7 +12,7 @@ struct KeysCommand: AsyncParsableCommand {
     )
 }
 
-/// `herald keys create --app A`: prints a new key once, as the last word of its output.
+/// `herald keys create --app A --scope S…`: prints a new key once, as the last word of its output.
 struct CreateKey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "create",
@@ -32,7 +32,7 @@ struct CreateKey: AsyncParsableCommand {
         help: """
             What the key may do (repeat for several): register (add and refresh its own devices: the key to embed \
             in an app), send (notifications; cancel jobs), read (devices, jobs, reports), admin (everything). \
-            Default: admin.
+            Required: there is no default, so that no key is an admin key by omission.
             """)
     var scopes: [String] = []
 
@@ -41,6 +41,11 @@ struct CreateKey: AsyncParsableCommand {
 
     func validate() throws {
         guard !app.isEmpty else { throw ValidationError("--app must not be empty") }
+        guard !scopes.isEmpty else {
+            throw ValidationError(
+                "--scope is required: name what the key may do, register, send, read or admin (repeat for several); "
+                    + "there is no default, so that no key is an admin key by omission")
+        }
         for scope in scopes where APIScope(rawValue: scope) == nil {
             throw ValidationError(
                 "--scope \(scope.prefix(40)) is not a scope; use register, send, read or admin")
@@ -55,7 +60,7 @@ struct CreateKey: AsyncParsableCommand {
         let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
         let key = APIKey.generate()
         let (app, label, rate) = (self.app, self.label, self.requestsPerSecond)
-        let scopes = scopes.isEmpty ? [.admin] : Set(scopes.compactMap(APIScope.init(rawValue:)))
+        let scopes = Set(scopes.compactMap(APIScope.init(rawValue:)))
         let id = try await withStore(database, logger: logger) { store in
             try await store.createAPIKey(
                 app: app, hash: APIKey.hash(key), prefix: APIKey.prefix(key), label: label, scopes: scopes,

@@ -9,7 +9,7 @@ extension WorkerCommand {
     /// Every key `herald worker` reads.
     static let keys: [ConfigurationKey] =
         [.amqpURL, .databaseURL, .logLevel] + QueueOptions.keys + [.appsFile] + WorkerOptions.keys
-        + RetentionOptions.keys
+        + RetentionOptions.keys + WebhookOptions.keys
 
     /// The keys without which the worker cannot start.
     static let requiredKeys: Set<ConfigurationKey> = [.amqpURL, .databaseURL, .appsFile]
@@ -50,6 +50,9 @@ extension WorkerCommand {
         configuration.deliveryFailureRetention = settings.period(.deliveryFailuresRetention)
         configuration.parkedRetention = settings.period(.parkedRetention)
         configuration.retentionInterval = settings.requiredPeriod(.retentionInterval)
+        configuration.webhookConcurrencyPerApp = settings.integer(.webhookConcurrencyPerApp)
+        configuration.webhookBreakerThreshold = settings.integer(.webhookBreakerFailures)
+        configuration.webhookBreakerOpenFor = settings.duration(.webhookBreakerOpen)
         return configuration
     }
 }

@@ -20,13 +20,14 @@ struct WorkerCommand: AsyncParsableCommand {
     @OptionGroup var apps: AppsFileOptions
     @OptionGroup var worker: WorkerOptions
     @OptionGroup var retention: RetentionOptions
+    @OptionGroup var webhooks: WebhookOptions
 
     /// Finished jobs kept for less than this break the promise that a job id is not taken again for 7 days.
     static let idempotencyWindow: Duration = .seconds(7 * 86_400)
 
     func run() async throws {
         let settings = try services.resolve(
-            Self.keys, required: Self.requiredKeys, with: [queues, apps, worker, retention])
+            Self.keys, required: Self.requiredKeys, with: [queues, apps, worker, retention, webhooks])
         let logger = ServiceOptions.makeLogger(label: "herald.worker", configuration: settings)
         var configuration = try WorkerCommand.configuration(settings)
         if let age = configuration.idempotencyRetention, age < Self.idempotencyWindow {

@@ -122,6 +122,21 @@ extension ConfigurationKey {
         kind: .period(.seconds(10)...(.seconds(86_400)), forever: false), default: .period(.seconds(300)),
         "How often each worker tries to run retention (the first pass one interval after it starts).")
 
+    // MARK: herald worker: webhooks (docs/events.md)
+
+    package static let webhookConcurrencyPerApp = ConfigurationKey(
+        "webhooks.concurrency_per_app", environment: "HERALD_WEBHOOKS_CONCURRENCY_PER_APP",
+        flag: "webhook-concurrency-per-app", kind: .integer(1...1000), default: .integer(8),
+        "Webhook requests one worker has in flight for one app; more of its events wait in a delay queue.")
+    package static let webhookBreakerFailures = ConfigurationKey(
+        "webhooks.breaker_failures", environment: "HERALD_WEBHOOKS_BREAKER_FAILURES", flag: "webhook-breaker-failures",
+        kind: .integer(1...1000), default: .integer(5),
+        "Failures in a row after which an endpoint's circuit breaker opens (no request until its probe).")
+    package static let webhookBreakerOpen = ConfigurationKey(
+        "webhooks.breaker_open", environment: "HERALD_WEBHOOKS_BREAKER_OPEN", flag: "webhook-breaker-open",
+        kind: .duration(.seconds(1)...(.seconds(3600))), default: .duration(.seconds(30)),
+        "How long an open breaker lets no request through before one probe request.")
+
     // MARK: herald api
 
     package static let apiHost = ConfigurationKey(
@@ -134,6 +149,10 @@ extension ConfigurationKey {
         "api.maximum_body_size", environment: "HERALD_API_MAXIMUM_BODY_SIZE", flag: "maximum-body-size",
         kind: .integer(1024...134_217_728), default: .integer(1 << 20),
         "The largest request body the API accepts, in bytes (a job of 10,000 tokens is about 700 KB).")
+    package static let apiIdleTimeout = ConfigurationKey(
+        "api.idle_timeout", environment: "HERALD_API_IDLE_TIMEOUT", flag: "idle-timeout",
+        kind: .duration(.seconds(1)...(.seconds(3600))), default: .duration(.seconds(60)),
+        "How long a client connection may stay open with no request in progress before the API closes it.")
 
     // MARK: herald migrate
 
@@ -149,7 +168,8 @@ extension ConfigurationKey {
         prefetch, batchPrefetch, batchSize, planAhead, smallJobGroup, maxMessageBytes, maxDeliveries, batchAttempts,
         pruneBreakerShare, pruneBreakerMinimum, connections, sendConcurrency, requestTimeout, metricsHost, metricsPort,
         finishedJobsRetention, deadTokensRetention, deliveryFailuresRetention, parkedRetention, retentionInterval,
-        apiHost, apiPort, apiMaximumBodySize,
+        webhookConcurrencyPerApp, webhookBreakerFailures, webhookBreakerOpen,
+        apiHost, apiPort, apiMaximumBodySize, apiIdleTimeout,
         schemasDirectory,
     ]
 

@@ -22,7 +22,10 @@ package struct LineReader: @unchecked Sendable {
         defer { free(buffer) }
         let count = getline(&buffer, &capacity, handle)
         guard count >= 0, let buffer else { return nil }
-        var line = String(cString: buffer)
+        // All `count` bytes: a NUL byte inside the line must not end it (`DeviceCSV` refuses such a line by number).
+        var line = buffer.withMemoryRebound(to: UInt8.self, capacity: count) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
+        }
         while let last = line.last, last.isNewline { line.removeLast() }
         return line
     }

@@ -70,11 +70,12 @@ package struct APIOptions: ConfigurationOptions {
     @Option(help: ArgumentHelp(.apiHost)) var host: String?
     @Option(help: ArgumentHelp(.apiPort)) var port: String?
     @Option(help: ArgumentHelp(.apiMaximumBodySize)) var maximumBodySize: String?
+    @Option(help: ArgumentHelp(.apiIdleTimeout)) var idleTimeout: String?
 
-    package static let keys: [ConfigurationKey] = [.apiHost, .apiPort, .apiMaximumBodySize]
+    package static let keys: [ConfigurationKey] = [.apiHost, .apiPort, .apiMaximumBodySize, .apiIdleTimeout]
 
     package var givenFlags: [(key: ConfigurationKey, text: String?)] {
-        [(.apiHost, host), (.apiPort, port), (.apiMaximumBodySize, maximumBodySize)]
+        [(.apiHost, host), (.apiPort, port), (.apiMaximumBodySize, maximumBodySize), (.apiIdleTimeout, idleTimeout)]
     }
 }
 
@@ -85,4 +86,24 @@ package struct MigrationOptions: ConfigurationOptions {
     @Option(help: ArgumentHelp(.schemasDirectory)) var schemas: String?
 
     package var givenFlags: [(key: ConfigurationKey, text: String?)] { [(.schemasDirectory, schemas)] }
+}
+
+/// `herald worker`'s webhook keys as flags: each app's lane and each endpoint's circuit breaker.
+package struct WebhookOptions: ConfigurationOptions {
+    package init() {}
+
+    @Option(help: ArgumentHelp(.webhookConcurrencyPerApp)) var webhookConcurrencyPerApp: String?
+    @Option(help: ArgumentHelp(.webhookBreakerFailures)) var webhookBreakerFailures: String?
+    @Option(help: ArgumentHelp(.webhookBreakerOpen)) var webhookBreakerOpen: String?
+
+    package static let keys: [ConfigurationKey] = [
+        .webhookConcurrencyPerApp, .webhookBreakerFailures, .webhookBreakerOpen,
+    ]
+
+    package var givenFlags: [(key: ConfigurationKey, text: String?)] {
+        [
+            (.webhookConcurrencyPerApp, webhookConcurrencyPerApp), (.webhookBreakerFailures, webhookBreakerFailures),
+            (.webhookBreakerOpen, webhookBreakerOpen),
+        ]
+    }
 }

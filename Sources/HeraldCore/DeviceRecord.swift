@@ -22,6 +22,10 @@ public struct DeviceRecord: Sendable, Hashable {
 public enum DeviceCSV {
     /// The expected header.
     public static let header = ["token", "user_id", "locale", "topics"]
+    /// The most topics one device may have, as the API allows.
+    public static let maximumTopics = 100
+    /// The longest topic, in UTF-8 bytes, as the API allows.
+    public static let maximumTopicBytes = 128
 
     /// A row that was rejected.
     public struct RowError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -41,6 +45,10 @@ public enum DeviceCSV {
     /// Parses one data line (1-based `lineNumber` for errors). Blank lines return nil.
     public static func parse(_ line: String, lineNumber: Int) throws(RowError) -> DeviceRecord? {
         if line.allSatisfy({ $0 == " " || $0 == "\r" }) { return nil }
+        // PostgreSQL's text refuses U+0000, and a C string would end there: the line is refused as a whole.
+        guard !line.utf8.contains(0) else {
+            throw RowError(line: lineNumber, message: "the line holds a NUL byte (U+0000)")
+        }
         let fields = try split(line, lineNumber: lineNumber)
         guard fields.count == header.count else {
             throw RowError(line: lineNumber, message: "expected 4 fields, found \(fields.count)")
@@ -62,6 +70,15 @@ public enum DeviceCSV {
             throw RowError(line: lineNumber, message: "locale is not a BCP 47 tag")
         }
         let topics = fields[3].split(separator: ";").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
+        guard topics.count <= maximumTopics else {
+            throw RowError(
+                line: lineNumber, message: "topics has \(topics.count) entries; at most \(maximumTopics) are allowed")
+        }
+        if let long = topics.firstIndex(where: { $0.utf8.count > maximumTopicBytes }) {
+            throw RowError(
+                line: lineNumber,
+                message: "topic \(long + 1) is longer than \(maximumTopicBytes) bytes (\(topics[long].utf8.count))")
+        }
         return DeviceRecord(token: token, userID: userID, locale: locale, topics: topics)
     }
 

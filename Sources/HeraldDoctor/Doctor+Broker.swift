@@ -148,6 +148,10 @@ extension Doctor {
     }
 
     static func olderQueue(_ name: String, _ topology: Topology) -> String {
+        if name == topology.webhooks || name == topology.webhooksParked {
+            return "queue \(name) is as an earlier Herald declared it, without x-max-length (it is not bounded); the "
+                + "workers take it as it is. See docs/operations.md (Upgrades and draining) to bound it by policy"
+        }
         let missing =
             topology.queueType == .classic
             ? "x-max-priority (its messages keep FIFO order, without lanes)"

@@ -16,10 +16,13 @@ package struct ParkedMessages: Sendable {
 
     package let connection: AMQPConnection
     package let topology: Topology
+    /// The parking queue a pass goes through: `herald.parked`, or `herald.webhooks.parked` for retention.
+    package let queue: String
 
-    package init(connection: AMQPConnection, topology: Topology) {
+    package init(connection: AMQPConnection, topology: Topology, queue: String? = nil) {
         self.connection = connection
         self.topology = topology
+        self.queue = queue ?? topology.parked
     }
 
     /// What a pass did.
@@ -132,8 +135,8 @@ package struct ParkedMessages: Sendable {
     ) async throws -> Pass {
         // Only what was ready at the start: what is parked during the pass (a replayed message parked again) is not
         // taken by it.
-        let ready = Int(try await connection.queueMessageCount(topology.parked))
-        let reader = try await connection.reader(of: topology.parked)
+        let ready = Int(try await connection.queueMessageCount(queue))
+        let reader = try await connection.reader(of: queue)
         // Whatever happens, the channel closes and the broker requeues what was not settled, before this returns.
         do {
             let result = try await scan(

@@ -36,7 +36,10 @@ public struct Topology: Sendable, Hashable {
         self.deliveryLimit = deliveryLimit
     }
 
-    /// Where producers publish jobs (default exchange, routing key = queue name).
+    /// Where producers publish jobs: the queue, and the direct exchange of the same name bound to it with the queue's
+    /// name as routing key. The API publishes through the exchange, so that its broker user may write to that one
+    /// exchange and nothing else (not the default exchange, which reaches every queue); other producers may use
+    /// either.
     public var jobs: String { prefix + ".jobs" }
     /// Where the planner publishes batches of large audiences.
     public var batches: String { prefix + ".batches" }
@@ -52,6 +55,13 @@ public struct Topology: Sendable, Hashable {
     /// Events whose webhook failed every attempt, with `x-herald-reason`.
     public var webhooksParked: String { prefix + ".webhooks.parked" }
 
+    /// The most messages the webhooks queue holds (`x-max-length`); past it the oldest are dropped (`drop-head`), so
+    /// that a backlog can never fill the broker's disk or stall the events relay. Each is only a doorbell: the
+    /// event stays in `webhook_events` until retention.
+    public static let webhooksMaximumLength: Int64 = 1_000_000
+    /// The most messages `herald.webhooks.parked` holds; past it the oldest parked events are dropped.
+    public static let webhooksParkedMaximumLength: Int64 = 100_000
+
     /// The retry queue for the attempt after `attempt` (attempt 1 failed → the first delay).
     public func retryQueue(after attempt: Int) -> String {
         retryQueueName(retryDelays[retryIndex(after: attempt)])
@@ -60,6 +70,13 @@ public struct Topology: Sendable, Hashable {
     /// The webhook retry queue for the attempt after `attempt`: the same delays, back to the webhooks queue.
     public func webhookRetryQueue(after attempt: Int) -> String {
         webhookRetryQueueName(retryDelays[retryIndex(after: attempt)])
+    }
+
+    /// The webhook delay queue an event waits in for about `wait` (as `delayQueue(for:)` chooses), back to the
+    /// webhooks queue: where an event whose app has its requests in flight waits, no attempt counted.
+    public func webhookDelayQueue(for wait: Duration) -> String {
+        let sorted = retryDelays.sorted()
+        return webhookRetryQueueName(sorted.last { $0 <= wait } ?? sorted[0])
     }
 
     private func retryIndex(after attempt: Int) -> Int { min(max(attempt - 1, 0), retryDelays.count - 1) }
@@ -125,14 +142,31 @@ public struct Topology: Sendable, Hashable {
         queueType == .quorum ? ["x-queue-type": .string("quorum")] : [:]
     }
 
+    /// The arguments of a bounded queue (the webhooks queue and its parking queue): the queue type, and at most
+    /// `maximumLength` messages, the oldest dropped first.
+    public func boundedArguments(maximumLength: Int64) -> AMQPTable {
+        var arguments = parkedArguments
+        arguments[Self.maxLength] = .int(maximumLength)
+        arguments[Self.overflow] = .string("drop-head")
+        return arguments
+    }
+
     /// Every queue (all durable) with its arguments, in declaration order: the one definition that `declare(on:)`
     /// declares and `herald topology export` writes out.
     public var queues: [(name: String, arguments: AMQPTable)] {
         [(jobs, workQueueArguments), (batches, workQueueArguments)]
             + retryQueues.map { ($0.name, retryQueueArguments(delay: $0.delay)) }
-            + [(parked, parkedArguments), (webhooks, parkedArguments)]
+            + [(parked, parkedArguments), (webhooks, boundedArguments(maximumLength: Self.webhooksMaximumLength))]
             + retryDelays.map { (webhookRetryQueueName($0), retryQueueArguments(delay: $0, to: webhooks)) }
-            + [(webhooksParked, parkedArguments)]
+            + [(webhooksParked, boundedArguments(maximumLength: Self.webhooksParkedMaximumLength))]
+    }
+
+    /// Declares the jobs exchange and queue and binds them: all a producer needs, and all the API's broker user may
+    /// configure.
+    public func declareJobs(on connection: AMQPConnection) async throws {
+        try await connection.declareExchange(jobs, type: "direct")
+        _ = try await declareQueue(jobs, arguments: workQueueArguments, on: connection)
+        try await connection.bindQueue(jobs, to: jobs, routingKey: jobs)
     }
 
     /// Declares every queue, idempotently. Returns the work queues that were taken as they already were, without
@@ -146,22 +180,32 @@ public struct Topology: Sendable, Hashable {
     @discardableResult
     public func declare(on connection: AMQPConnection) async throws -> [String] {
         try await connection.declareExchange(events, type: "topic")
+        try await connection.declareExchange(jobs, type: "direct")
         var asTheyWere: [String] = []
-        for (name, arguments) in queues {
-            let refused: AMQPError
-            do {
-                _ = try await connection.declareQueue(name, durable: true, arguments: arguments)
-                continue
-            } catch {
-                refused = error
-            }
-            var earlier = arguments
-            for later in Self.laterArguments { earlier[later] = nil }
-            guard refused.replyCode == 406, name == jobs || name == batches, earlier != arguments else { throw refused }
-            _ = try await connection.declareQueue(name, durable: true, arguments: earlier)
+        for (name, arguments) in queues where try await declareQueue(name, arguments: arguments, on: connection) {
             asTheyWere.append(name)
         }
+        try await connection.bindQueue(jobs, to: jobs, routingKey: jobs)
         return asTheyWere
+    }
+
+    /// Declares one queue; returns true when it was declared by an earlier Herald, without the arguments added
+    /// since, and is taken as it is (a work queue or a webhook queue refused with 406).
+    private func declareQueue(
+        _ name: String, arguments: AMQPTable, on connection: AMQPConnection
+    ) async throws -> Bool {
+        let refused: AMQPError
+        do {
+            _ = try await connection.declareQueue(name, durable: true, arguments: arguments)
+            return false
+        } catch {
+            refused = error
+        }
+        var earlier = arguments
+        for later in Self.laterArguments { earlier[later] = nil }
+        guard refused.replyCode == 406, Self.upgradable(name, of: self), earlier != arguments else { throw refused }
+        _ = try await connection.declareQueue(name, durable: true, arguments: earlier)
+        return true
     }
 
     /// Deletes every queue and the events exchange, with what they hold: the mirror of `declare(on:)`, for tests
@@ -169,11 +213,20 @@ public struct Topology: Sendable, Hashable {
     public func delete(on connection: AMQPConnection) async throws {
         for (name, _) in queues { try await connection.deleteQueue(name) }
         try await connection.deleteExchange(events)
+        try await connection.deleteExchange(jobs)
     }
 
     static let maxPriority = "x-max-priority"
     static let deadLetterExchange = "x-dead-letter-exchange"
     static let deadLetterRoutingKey = "x-dead-letter-routing-key"
-    /// Work-queue arguments that queues declared by an earlier Herald lack.
-    static let laterArguments = [maxPriority, deadLetterExchange, deadLetterRoutingKey]
+    static let maxLength = "x-max-length"
+    static let overflow = "x-overflow"
+    /// Arguments that queues declared by an earlier Herald lack: the work queues' priorities and dead-letter
+    /// target, the webhook queues' bounds (which a policy can add to such a queue, docs/operations.md).
+    static let laterArguments = [maxPriority, deadLetterExchange, deadLetterRoutingKey, maxLength, overflow]
+
+    /// The queues an earlier Herald declared with fewer arguments, taken as they are.
+    static func upgradable(_ name: String, of topology: Topology) -> Bool {
+        [topology.jobs, topology.batches, topology.webhooks, topology.webhooksParked].contains(name)
+    }
 }

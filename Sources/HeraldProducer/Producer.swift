@@ -12,6 +12,10 @@ public struct ProducerConfiguration: Sendable {
     /// The jobs queue (routing key on the default exchange): `herald.jobs`, or `<prefix>.jobs`, as `Topology` names
     /// it for the workers.
     public var queue: String = Topology().jobs
+    /// The exchange jobs are published to, with `queue` as routing key: the default exchange (`""`) unless set.
+    /// The API publishes through the jobs exchange (`Topology.jobs`, bound to the queue), the only one its broker
+    /// user may write to.
+    public var exchange: String = ""
     /// Run on every new connection before the first publish, e.g. to declare the topology.
     public var prepareConnection: (@Sendable (AMQPConnection) async throws -> Void)? = nil
 
@@ -110,7 +114,8 @@ public actor Producer {
             do {
                 let connection = try await currentConnection()
                 try await connection.publish(
-                    body, routingKey: configuration.queue, properties: properties, mandatory: true)
+                    body, exchange: configuration.exchange, routingKey: configuration.queue, properties: properties,
+                    mandatory: true)
                 return
             } catch let error as AMQPError {
                 let lost = error.code == .connectionClosed || error.code == .closed || error.code == .connectionFailed

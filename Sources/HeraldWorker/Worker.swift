@@ -128,6 +128,13 @@ struct WorkerShared: Sendable {
                     try await store.setEventApps(
                         with: apps.filter(\.hasEvents).map(\.id), without: apps.filter { !$0.hasEvents }.map(\.id))
                 }
+                // The apps whose events the outbox keeps for the webhooks to sign (schemas/028).
+                let waiter = OutageWaiter(store: store, logger: logger)
+                try await waiter.untilDone("recording the apps that have webhooks") {
+                    try await store.setWebhookApps(
+                        with: apps.filter { $0.webhook != nil }.map(\.id),
+                        without: apps.filter { $0.webhook == nil }.map(\.id))
+                }
                 var consumerConfiguration = amqp
                 consumerConfiguration.connectionName = "herald-\(role)"
                 consumer = try await AMQPConnection.connect(

@@ -38,8 +38,21 @@ public struct WorkerConfiguration: Sendable {
     public var webhookAttempts: Int = 5
     /// How long one webhook request may take, connection included.
     public var webhookTimeout: Duration = .seconds(10)
-    /// Webhook requests one worker has in flight at once (AMQP prefetch on the webhooks queue).
+    /// Webhook events one worker holds at once besides its apps' lanes: the webhooks queue's AMQP prefetch is this
+    /// plus `webhookConcurrencyPerApp` for each app with a webhook, so that slow endpoints holding their lanes full
+    /// still leave this many for the other apps' events.
     public var webhookConcurrency: UInt16 = 16
+    /// Webhook requests one worker has in flight for one app at once; an event of an app with this many waits in a
+    /// delay queue (no attempt counted), so one slow endpoint never holds another app's events.
+    public var webhookConcurrencyPerApp: Int = 8
+    /// Failures in a row (an answer other than 2xx, a timeout, a refused connection) after which an endpoint's
+    /// circuit breaker opens: its events then count a failed attempt without a request.
+    public var webhookBreakerThreshold: Int = 5
+    /// How long an open breaker lets no request through before one probe is tried.
+    public var webhookBreakerOpenFor: Duration = .seconds(30)
+    /// How long a job the API recorded may wait for the API's publish before the scheduler publishes it itself (an
+    /// API that died between its insert and its publish); longer than any publish of the API takes.
+    public var unpublishedJobGrace: Duration = .seconds(60)
     /// How often the scheduler looks for due jobs.
     public var schedulerInterval: Duration = .seconds(1)
     /// How often the scheduler looks for paused planning to resume (`planAhead`).

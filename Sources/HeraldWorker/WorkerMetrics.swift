@@ -28,7 +28,7 @@ struct WorkerMetrics: Sendable {
             .increment(by: count)
     }
 
-    /// Counts webhook deliveries by outcome (`delivered`, `retried`, `parked`, `dropped`).
+    /// Counts webhook deliveries by outcome (`delivered`, `retried`, `parked`, `deferred`, `refused`, `dropped`).
     func webhook(_ outcome: String) {
         Counter(label: "herald_webhooks_total", dimensions: [("outcome", outcome)]).increment()
     }

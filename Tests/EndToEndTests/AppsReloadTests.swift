@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldStore
 import HeraldTestSupport
 import Testing
 
@@ -48,6 +49,24 @@ import Testing
             #expect(await worker.terminate() == 0)
         }
     }
+
+    /// SIGHUP's default action ends a process: `herald api` logs it and goes on serving; SIGTERM still stops it
+    /// cleanly (a process the signal had killed would not exit 0).
+    @Test func aSIGHUPNeitherEndsNorStopsTheAPI() async throws {
+        try await TemporaryDatabase.withMigratedStore { _, database in
+            let api = try WorkerProcess(
+                arguments: [
+                    "api", "--port", "0", "--queue-prefix", TestServices.uniqueName("sighup"), "--log-level", "debug",
+                ],
+                databaseURL: database.url)
+            defer { api.stopIfRunning() }
+            await api.waitForOutput("SIGHUP trapped")
+            kill(api.process.processIdentifier, SIGHUP)
+            await api.waitForOutput("SIGHUP received and ignored")
+            #expect(api.process.isRunning)
+            #expect(await api.terminate() == 0)
+        }
+    }
 }
 
 /// A `herald worker` process on the harness's queues and database, its log (at notice) read as it comes.
@@ -56,15 +75,22 @@ final class WorkerProcess: @unchecked Sendable {
     private let output: AsyncStream<String>
     private var seen = ""
 
-    init(harness: WorkerHarness, appsFile: String) throws {
+    convenience init(harness: WorkerHarness, appsFile: String) throws {
+        try self.init(
+            arguments: [
+                "worker", "--apps-file", appsFile, "--queue-prefix", harness.topology.prefix, "--metrics-port", "0",
+                "--log-level", "notice",
+            ],
+            databaseURL: harness.database.url)
+    }
+
+    /// Any `herald` command (`herald api` too) with the test services' broker and `databaseURL`.
+    init(arguments: [String], databaseURL: String) throws {
         process.executableURL = URL(fileURLWithPath: WorkerHarness.heraldExecutable)
-        process.arguments = [
-            "worker", "--apps-file", appsFile, "--queue-prefix", harness.topology.prefix, "--metrics-port", "0",
-            "--log-level", "notice",
-        ]
+        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_AMQP_URL"] = TestServices.amqpURL
-        environment["HERALD_DATABASE_URL"] = harness.database.url
+        environment["HERALD_DATABASE_URL"] = databaseURL
         process.environment = environment
         let pipe = Pipe()
         process.standardError = pipe

@@ -295,9 +295,32 @@ import Yams
         #expect(
             Set(permissions.compactMap { Self.map($0)["user"] as? String })
                 == Set(users.compactMap { $0["name"] as? String }))
-        for permission in permissions.map(Self.map) {
+        for permission in permissions.map(Self.map) where permission["user"] as? String != "herald-api" {
             try Self.expectConfinedToHerald(permission, of: permission["user"] as? String ?? "")
         }
+    }
+
+    /// The API publishes jobs and nothing else: its broker user may use the jobs exchange and queue (declare them,
+    /// bind them, publish through the exchange) and no other name, not the default exchange (which reaches every
+    /// queue, the webhooks queue among them) nor `herald.events` (whose events webhooks would sign), in compose,
+    /// Kubernetes and systemd alike; and the API publishes through that exchange.
+    @Test func theAPIsBrokerUserMayPublishToTheJobsExchangeAndNothingElseInEveryDeployFile() throws {
+        let compose = try #require(Self.map(try Self.composeBrokerDefinitions())["permissions"] as? [Any])
+        let api = try #require(compose.map(Self.map).first { $0["user"] as? String == "herald-api" })
+        try Self.expectOnlyJobs(api, of: "compose herald-api")
+        for path in ["deploy/k8s/secret-example.yaml", "deploy/systemd/api.env.example"] {
+            let granted = Self.captures(
+                #"set_permissions -p / herald-api '([^']*)' '([^']*)' '([^']*)'"#, in: try Self.read(path))
+            #expect(granted.count == 1, "\(path): herald-api's set_permissions")
+            for fields in granted {
+                try Self.expectOnlyJobs(
+                    ["configure": fields[0], "write": fields[1], "read": fields[2]], of: "\(path) herald-api")
+            }
+        }
+        // The code publishes where the permission allows: the jobs exchange, declared and bound by the API itself.
+        let source = try Self.read("Sources/HeraldAPI/API.swift")
+        #expect(source.contains("producer.exchange = configuration.topology.jobs"))
+        #expect(source.contains("topology.declareJobs(on:") && !source.contains("topology.declare(on:"))
     }
 
     @Test func composePublishesOnlyTheTLSProxyBeyondLoopbackAndTheProxyIsTheAPIsOnlyWayIn() throws {
@@ -539,6 +562,29 @@ import Yams
         let topology = Topology()
         #expect(Set(names) == Set(topology.queues.map(\.name)))
         #expect(names.contains(topology.webhooks) && names.contains(topology.webhooksParked))
+        // The webhook queues are bounded, in their arguments and by policies that reach queues declared before.
+        for queue in (Self.map(file)["queues"] as? [Any] ?? []).map(Self.map)
+        where [topology.webhooks, topology.webhooksParked].contains(queue["name"] as? String) {
+            let arguments = Self.map(queue["arguments"])
+            #expect((arguments["x-max-length"] as? Int ?? 0) > 0 && arguments["x-overflow"] as? String == "drop-head")
+        }
+        let policies = (Self.map(file)["policies"] as? [Any] ?? []).map(Self.map)
+        for queue in [topology.webhooks, topology.webhooksParked] {
+            let policy = try #require(
+                policies.first { policy in
+                    let pattern = policy["pattern"] as? String ?? ""
+                    return (try? NSRegularExpression(pattern: pattern))?.firstMatch(
+                        in: queue, range: NSRange(queue.startIndex..., in: queue)) != nil
+                }, "no policy bounds \(queue)")
+            #expect(Self.map(policy["definition"])["max-length"] as? Int ?? 0 > 0)
+        }
+        // The jobs exchange the API publishes through, bound to the jobs queue.
+        let bindings = (Self.map(file)["bindings"] as? [Any] ?? []).map(Self.map)
+        #expect(
+            bindings.contains {
+                $0["source"] as? String == topology.jobs && $0["destination"] as? String == topology.jobs
+                    && $0["routing_key"] as? String == topology.jobs
+            })
     }
 
     @Test func prometheusScrapesTheMetricsPathOnTheWorkerAndApiPorts() throws {
@@ -925,6 +971,31 @@ import Yams
                 #expect(matches(name), "\(user) may not \(kind) \(name)", sourceLocation: sourceLocation)
             }
             for name in foreign + (alsoAllowed.isEmpty ? ["amq.default"] : []) {
+                #expect(!matches(name), "\(user) may \(kind) \(name)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    /// The API's permission: each of configure, write and read reaches the jobs exchange and queue (one name) and
+    /// nothing else.
+    static func expectOnlyJobs(
+        _ permission: [String: Any], of user: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let topology = Topology(queueType: .quorum)
+        let others =
+            topology.queues.map(\.name).filter { $0 != topology.jobs } + [
+                topology.events, "amq.default", "amq.topic", "herald.jobsx", "herald.jobs.x", "xherald.jobs",
+                "other.jobs",
+            ]
+        for kind in ["configure", "write", "read"] {
+            let pattern = try #require(
+                permission[kind] as? String, "\(user): no \(kind)", sourceLocation: sourceLocation)
+            let regex = try NSRegularExpression(pattern: pattern)
+            func matches(_ name: String) -> Bool {
+                regex.firstMatch(in: name, range: NSRange(name.startIndex..., in: name)) != nil
+            }
+            #expect(matches(topology.jobs), "\(user) may not \(kind) \(topology.jobs)", sourceLocation: sourceLocation)
+            for name in others {
                 #expect(!matches(name), "\(user) may \(kind) \(name)", sourceLocation: sourceLocation)
             }
         }

@@ -20,7 +20,7 @@ import Testing
         try await TemporaryDatabase.withMigratedStore { store, database in
             let url = HeraldBinary.databaseURL(database)
             let result = try await HeraldBinary.run([
-                "keys", "create", "--app", Self.app, "--label", "backend", "--database-url", url,
+                "keys", "create", "--app", Self.app, "--scope", "send", "--label", "backend", "--database-url", url,
             ])
             #expect(result.status == 0, "\(result.stderr)")
             let key = try #require(result.stdout.split(whereSeparator: \.isWhitespace).last.map(String.init))
@@ -58,6 +58,10 @@ import Testing
             ])
             #expect(unknown.status != 0)
             #expect(unknown.stderr.contains("--scope broadcast is not a scope; use register, send, read or admin"))
+            // No scope is no longer an admin key: it is refused, saying why.
+            let unscoped = try await HeraldBinary.run(["keys", "create", "--app", Self.app, "--database-url", url])
+            #expect(unscoped.status != 0)
+            #expect(unscoped.stderr.contains("--scope is required"))
             let keys = try await store.apiKeys(app: Self.app)
             #expect(keys.map(\.scopes) == [[.register, .read]])
             #expect(keys.first?.requestsPerSecond == 5)

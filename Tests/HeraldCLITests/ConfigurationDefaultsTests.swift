@@ -58,6 +58,9 @@ import Testing
             #expect(resolved.deliveryFailureRetention == plain.deliveryFailureRetention)
             #expect(resolved.parkedRetention == plain.parkedRetention)
             #expect(resolved.retentionInterval == plain.retentionInterval)
+            #expect(resolved.webhookConcurrencyPerApp == plain.webhookConcurrencyPerApp)
+            #expect(resolved.webhookBreakerThreshold == plain.webhookBreakerThreshold)
+            #expect(resolved.webhookBreakerOpenFor == plain.webhookBreakerOpenFor)
         }
     }
 
@@ -68,6 +71,7 @@ import Testing
         #expect(resolved.host == plain.host)
         #expect(resolved.port == plain.port)
         #expect(resolved.maximumBodySize == plain.maximumBodySize)
+        #expect(resolved.idleTimeout == plain.idleTimeout)
         #expect(resolved.topology == plain.topology)
         #expect(resolved.apps == nil)
     }
@@ -81,6 +85,7 @@ import Testing
                 .pruneBreakerMinimum: "50", .connections: "4", .sendConcurrency: "64", .requestTimeout: "1500ms",
                 .metricsHost: "0.0.0.0", .metricsPort: "0", .finishedJobsRetention: "0", .deadTokensRetention: "12h",
                 .deliveryFailuresRetention: "45d", .parkedRetention: "90m", .retentionInterval: "30s",
+                .webhookConcurrencyPerApp: "3", .webhookBreakerFailures: "9", .webhookBreakerOpen: "2m",
             ]
             #expect(Set(flags.keys) == Set(WorkerCommand.keys).subtracting([.amqpURL, .databaseURL, .logLevel]))
             let settings = try ConfigurationResolver(flags: flags, environment: Self.urls, file: nil)
@@ -102,17 +107,21 @@ import Testing
             #expect(configuration.deliveryFailureRetention == .seconds(45 * 86_400))
             #expect(configuration.parkedRetention == .seconds(90 * 60))
             #expect(configuration.retentionInterval == .seconds(30))
+            #expect(configuration.webhookConcurrencyPerApp == 3 && configuration.webhookBreakerThreshold == 9)
+            #expect(configuration.webhookBreakerOpenFor == .seconds(120))
         }
     }
 
     @Test func everyAPIKeyReachesItsField() throws {
         let flags: [ConfigurationKey: String] = [
             .apiHost: "0.0.0.0", .apiPort: "9999", .apiMaximumBodySize: "2048", .queuePrefix: "a",
+            .apiIdleTimeout: "15s",
         ]
         let settings = try ConfigurationResolver(flags: flags, environment: Self.urls, file: nil).resolve(
             ApiCommand.keys)
         let configuration = try ApiCommand.configuration(settings)
         #expect(configuration.host == "0.0.0.0" && configuration.port == 9999)
         #expect(configuration.maximumBodySize == 2048 && configuration.topology.prefix == "a")
+        #expect(configuration.idleTimeout == .seconds(15))
     }
 }

@@ -54,6 +54,7 @@ import Testing
         (AppsFileOptions.self, [.appsFile]),
         (MigrationOptions.self, [.schemasDirectory]),
         (RetentionOptions.self, RetentionOptions.keys),
+        (WebhookOptions.self, WebhookOptions.keys),
     ])
     func everyKeyOfAGroupIsSetByItsFlag(_ group: any ConfigurationOptions.Type, _ keys: [ConfigurationKey]) throws {
         for key in keys {

@@ -22,6 +22,10 @@ import Testing
         ("aabb,u,en", "expected 4 fields"),
         ("aabb,u,en us,", "BCP 47"),
         (#""aabb,u,en,"#, "unterminated"),
+        ("aabb,u,en,sports\u{0};news", "NUL byte"),
+        ("aabb,u\u{0}x,en,", "NUL byte"),
+        ("aabb,u,en," + (0...100).map { "t\($0)" }.joined(separator: ";"), "topics has 101 entries; at most 100"),
+        ("aabb,u,en,news;" + String(repeating: "x", count: 129), "topic 2 is longer than 128 bytes (129)"),
     ])
     func badRowsNameTheirLineAndRule(line: String, expected: String) {
         #expect {
@@ -35,6 +39,14 @@ import Testing
     @Test func headerMustMatch() throws {
         try DeviceCSV.validateHeader("token,user_id,locale,topics")
         #expect(throws: DeviceCSV.RowError.self) { try DeviceCSV.validateHeader("token,user") }
+    }
+
+    @Test func topicsUpToTheBoundsAreKept() throws {
+        let topics = (0..<100).map { "t\($0)" }
+        let record = try DeviceCSV.parse("aabb,,," + topics.joined(separator: ";"), lineNumber: 2)
+        #expect(record?.topics == topics)
+        let long = String(repeating: "x", count: 128)
+        #expect(try DeviceCSV.parse("aabb,,,\(long)", lineNumber: 2)?.topics == [long])
     }
 
     @Test func blankLinesAreSkipped() throws {

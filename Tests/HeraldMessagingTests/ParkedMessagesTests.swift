@@ -80,6 +80,24 @@ import Testing
         }
     }
 
+    /// `herald.webhooks.parked` is covered by retention too: a pass over it drops its expired events, and leaves
+    /// `herald.parked` as it is.
+    @Test func retentionReachesTheWebhooksParkingQueue() async throws {
+        try await withParked { connection, topology in
+            let now = Int64(Date().timeIntervalSince1970)
+            for (id, queue) in [("event-1", topology.webhooksParked), ("job-1", topology.parked)] {
+                try await connection.publish(
+                    Array("{}".utf8), routingKey: queue,
+                    properties: AMQPProperties(
+                        messageID: id, headers: [ParkingHeader.parkedAt: .int(now - 15 * Self.day)]))
+            }
+            let webhooks = ParkedMessages(connection: connection, topology: topology, queue: topology.webhooksParked)
+            #expect(try await webhooks.dropExpired(maximumAge: .seconds(14 * Self.day)) == 1)
+            #expect(try await connection.queueMessageCount(topology.webhooksParked) == 0)
+            #expect(try await connection.queueMessageCount(topology.parked) == 1)
+        }
+    }
+
     @Test func replayPublishesToHeraldsQueuesWithoutParkingHeadersAndRefusesOthers() async throws {
         try await withParked { connection, topology in
             let parking = Parking(publisher: connection, topology: topology)

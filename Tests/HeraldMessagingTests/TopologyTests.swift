@@ -35,6 +35,13 @@ import Testing
         #expect(webhookRetry["x-dead-letter-routing-key"] as? String == "p.webhooks")
         let jobs = try #require(queues[0]["arguments"] as? [String: Any])
         #expect(jobs["x-max-priority"] as? Int == 3)
+        // The webhooks queue and its parking queue are bounded; the oldest messages go first past the bound.
+        for (index, length) in [(5, Topology.webhooksMaximumLength), (8, Topology.webhooksParkedMaximumLength)] {
+            let bounded = try #require(queues[index]["arguments"] as? [String: Any])
+            #expect(bounded["x-max-length"] as? Int64 == length || bounded["x-max-length"] as? Int == Int(length))
+            #expect(bounded["x-overflow"] as? String == "drop-head")
+        }
+        #expect((json["bindings"] as? [[String: Any]])?.first?["destination"] as? String == "p.jobs")
     }
 
     @Test func aWaitGoesToTheLongestDelayQueueNotLongerThanItElseTheShortest() {
@@ -143,6 +150,14 @@ import Testing
         for queue in [older.jobs, older.batches] { _ = try await connection.declareQueue(queue, arguments: [:]) }
         #expect(try await older.declare(on: connection) == [older.jobs, older.batches])
         try await older.delete(on: connection)
+
+        // Webhook queues as Herald declared them before they were bounded: taken as they are too.
+        let unbounded = Topology(prefix: TestServices.uniqueName("herald-test-unbounded"), queueType: .classic)
+        for queue in [unbounded.webhooks, unbounded.webhooksParked] {
+            _ = try await connection.declareQueue(queue, arguments: [:])
+        }
+        #expect(try await unbounded.declare(on: connection) == [unbounded.webhooks, unbounded.webhooksParked])
+        try await unbounded.delete(on: connection)
         await connection.close()
     }
 }

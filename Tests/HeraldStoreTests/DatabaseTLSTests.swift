@@ -97,6 +97,8 @@ import Testing
                 .contains("is not a file of PEM certificates") == true)
         #expect(try refusal("sslrootcert=\(Self.caFile)")?.contains("sslmode is disable") == true)
         #expect(try refusal("connect_timeout=5")?.contains("Herald reads sslmode and sslrootcert") == true)
+        // verify-ca checks no host name: without a root certificate of its own, any public certificate would pass.
+        #expect(try refusal("sslmode=verify-ca")?.hasPrefix("sslmode=verify-ca needs sslrootcert") == true)
         // A URL that is accepted keeps its mode and root certificate file on the way to a child process.
         let parsed = try DatabaseConfiguration(
             url: "postgres://u@db.example/h?sslmode=verify-ca&sslrootcert=\(Self.caFile)")

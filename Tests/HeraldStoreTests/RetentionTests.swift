@@ -56,7 +56,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [RetainedRecords.deadTokens, .deliveryFailures])
+    @Test(arguments: [RetainedRecords.deadTokens, .deliveryFailures, .webhookEvents])
     func recordsPastTheAgeGoAndThoseJustInsideItStay(_ what: RetainedRecords) async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
             let ages: [(String, Int64)] = [
@@ -65,8 +65,9 @@ import Testing
             for (reason, age) in ages { try await insert(what, reason: reason, secondsAgo: age, store) }
 
             #expect(try await store.deleteAllExpired(what, olderThan: .seconds(Self.day)) == 2)
+            let reason = what == .webhookEvents ? "body" : "reason"
             #expect(
-                try await strings("SELECT reason FROM \(unescaped: what.rawValue) ORDER BY reason", store)
+                try await strings("SELECT \(unescaped: reason) FROM \(unescaped: what.rawValue) ORDER BY 1", store)
                     == ["new", "not-yet"])
         }
     }
@@ -127,6 +128,14 @@ import Testing
                 """
                 INSERT INTO delivery_failures (job_id, app_id, token, reason, recorded_at)
                 VALUES ('j', 'a', 'ab', \(reason), now() - make_interval(secs => \(at)))
+                """, logger: Self.logger)
+        case .webhookEvents:
+            // The event's body holds the reason, its id follows a sequence of the test's own.
+            try await store.client.query(
+                """
+                INSERT INTO webhook_events (id, app_id, routing_key, body, created_at)
+                SELECT coalesce(max(id), 0) + 1, 'a', 'job.finished.a', \(reason), now() - make_interval(secs => \(at))
+                FROM webhook_events
                 """, logger: Self.logger)
         }
     }

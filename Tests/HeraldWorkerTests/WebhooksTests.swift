@@ -57,4 +57,65 @@ import Testing
         #expect(!WebhookSignature.verify(header, body: body, secret: Array("other".utf8), now: 1_700_000_000))
         #expect(!WebhookSignature.verify("t=1700000000,v1=zz", body: body, secret: secret, now: 1_700_000_000))
     }
+
+    // MARK: Lanes and circuit breakers
+
+    typealias Breaker = WebhookCircuitBreaker<ContinuousClock.Instant>
+
+    @Test func theBreakerOpensAfterItsThresholdOfFailuresInARowAndProbesOnceItsTimeIsUp() {
+        let start = ContinuousClock.now
+        var breaker = Breaker(threshold: 3, openFor: .seconds(30))
+        // Two failures and a delivery: the count starts again.
+        for _ in 0..<2 {
+            #expect(breaker.admit(now: start) == .send)
+            breaker.record(delivered: false, now: start)
+        }
+        breaker.record(delivered: true, now: start)
+        #expect(breaker.state == .closed(failures: 0))
+        for _ in 0..<3 {
+            #expect(breaker.admit(now: start) == .send)
+            breaker.record(delivered: false, now: start)
+        }
+        #expect(breaker.state == .open(until: start + .seconds(30)))
+        #expect(breaker.admit(now: start + .seconds(29)) == .refused(until: start + .seconds(30)))
+        // Half-open: one probe, the others still refused while it is in flight.
+        #expect(breaker.admit(now: start + .seconds(30)) == .probe)
+        #expect(breaker.admit(now: start + .seconds(31)) == .refused(until: nil))
+        // A failed probe opens it again, for another period from then.
+        breaker.record(delivered: false, now: start + .seconds(32))
+        #expect(breaker.state == .open(until: start + .seconds(62)))
+        #expect(breaker.admit(now: start + .seconds(62)) == .probe)
+        breaker.record(delivered: true, now: start + .seconds(63))
+        #expect(breaker.state == .closed(failures: 0))
+        #expect(breaker.admit(now: start + .seconds(63)) == .send)
+    }
+
+    @Test func aLaneAdmitsItsConcurrencyPerAppAndAnOpenEndpointRefusesOnlyItsOwnApp() {
+        let now = ContinuousClock.now
+        let lanes = WebhookLanes(concurrency: 2, threshold: 1, openFor: .seconds(60))
+        #expect(lanes.admit(app: "slow", endpoint: "https://slow", now: now) == .send(probe: false))
+        #expect(lanes.admit(app: "slow", endpoint: "https://slow", now: now) == .send(probe: false))
+        // The slow app's lane is full; the fast app's is not.
+        #expect(lanes.admit(app: "slow", endpoint: "https://slow", now: now) == .busy)
+        #expect(lanes.admit(app: "fast", endpoint: "https://fast", now: now) == .send(probe: false))
+        lanes.finish(app: "fast", endpoint: "https://fast", delivered: true, now: now)
+        // One failure opens the slow endpoint's breaker (threshold 1): its app is refused, the other is not.
+        lanes.finish(app: "slow", endpoint: "https://slow", delivered: false, now: now)
+        #expect(lanes.isOpen("https://slow") && !lanes.isOpen("https://fast"))
+        #expect(lanes.admit(app: "slow", endpoint: "https://slow", now: now) == .open)
+        #expect(lanes.admit(app: "fast", endpoint: "https://fast", now: now) == .send(probe: false))
+        #expect(lanes.inFlight("slow") == 1 && lanes.inFlight("fast") == 1)
+        // After the open period, one probe goes.
+        lanes.finish(app: "slow", endpoint: "https://slow", delivered: false, now: now)
+        #expect(lanes.admit(app: "slow", endpoint: "https://slow", now: now + .seconds(60)) == .send(probe: true))
+        #expect(lanes.admit(app: "slow", endpoint: "https://slow", now: now + .seconds(60)) == .open)
+    }
+
+    @Test(arguments: [
+        ("event-42", Int64?.some(42)), ("event-0", nil), ("event--1", nil), ("event-", nil), ("42", nil),
+        ("event-99999999999999999999", nil), ("event-4 2", nil), ("EVENT-42", nil),
+    ])
+    func onlyAnOutboxMessageIdNamesAnEvent(_ messageID: String, _ id: Int64?) {
+        #expect(WebhookConsumer.eventID(messageID) == id)
+    }
 }

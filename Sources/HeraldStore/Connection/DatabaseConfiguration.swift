@@ -10,7 +10,7 @@ public enum DatabaseTLSMode: String, Sendable, CaseIterable {
     case disable
     /// TLS, with the server's certificate and host name checked (as `verify-full`).
     case require
-    /// TLS, with the server's certificate checked against the CA (`sslrootcert`), not its host name.
+    /// TLS, with the server's certificate checked against the CA (`sslrootcert`, required), not its host name.
     case verifyCA = "verify-ca"
     /// TLS, with the server's certificate and host name checked.
     case verifyFull = "verify-full"
@@ -86,6 +86,15 @@ public struct DatabaseConfiguration: Sendable, CustomStringConvertible {
         }
         if rootCertificateFile != nil && mode == .disable {
             throw StoreError(.invalidURL, "sslrootcert is given but sslmode is disable; use sslmode=verify-full")
+        }
+        // verify-ca checks no host name: against the system's trust store, any certificate any public CA issued
+        // for any name would do. libpq itself refuses verify-ca without a root certificate.
+        if rootCertificateFile == nil && mode == .verifyCA {
+            throw StoreError(
+                .invalidURL,
+                "sslmode=verify-ca needs sslrootcert (the CA that signs your database servers): it checks no host "
+                    + "name, so the system's trust store would accept any public certificate; add "
+                    + "sslrootcert=/path/to/ca.pem, or use sslmode=verify-full")
         }
         self.tlsMode = mode
         if let rootCertificateFile {

@@ -238,11 +238,12 @@ extension Store {
                 let rows = try await client.query(
                     """
                     WITH inserted AS (
-                        INSERT INTO jobs (id, app_id, state, target_kind, spec, send_at, published_at, throttle_per_second)
+                        INSERT INTO jobs (id, app_id, state, target_kind, spec, send_at, published_at,
+                                          throttle_per_second, awaiting_publish)
                         VALUES (\(job.id), \(job.app),
                                 CASE WHEN to_timestamp(\(sendAt)) > now() THEN 'scheduled' ELSE 'queued' END,
                                 \(job.audience.kind), \(spec)::jsonb, to_timestamp(\(sendAt)), now(),
-                                \(job.throttlePerSecond))
+                                \(job.throttlePerSecond), true)
                         ON CONFLICT (app_id, id) DO NOTHING
                         RETURNING state)
                     SELECT state, true, true FROM inserted
@@ -262,6 +263,19 @@ extension Store {
             if let result { return result }
         }
         throw StoreError(.queryFailed, "enqueueing a job found neither a new nor an existing row")
+    }
+
+    /// Records that the broker confirmed the message of a job `enqueue` created: the workers' sweeper
+    /// (`releaseUnpublishedJobs`) leaves it alone from then on.
+    public func markPublished(_ job: JobKey) async throws(StoreError) {
+        try await run("recording a job as published") {
+            try await client.query(
+                """
+                UPDATE jobs SET awaiting_publish = false
+                WHERE app_id = \(job.app) AND id = \(job.id) AND awaiting_publish
+                """,
+                logger: logger)
+        }
     }
 
     /// Removes a job row that `enqueue` created when its message could not be published, so that a retry with the

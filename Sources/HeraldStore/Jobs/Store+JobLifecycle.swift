@@ -72,9 +72,34 @@ extension Store {
             taking: Self.dueJobsQuery(limit: limit),
             then: { due in
                 """
-                UPDATE jobs j SET state = 'queued'
+                UPDATE jobs j SET state = 'queued', awaiting_publish = false
                 FROM unnest(\(due.map(\.app))::text[], \(due.map(\.id))::text[]) AS d(app_id, id)
                 WHERE j.app_id = d.app_id AND j.id = d.id AND j.state = 'scheduled'
+                """
+            },
+            release)
+    }
+
+    /// Publishes the queued jobs the API recorded but did not see confirmed (an API that died between its insert
+    /// and its publish, schemas/028) once they are older than `grace`, oldest first, as `releaseDueJobs` does, and
+    /// records them as published. Returns how many it published.
+    public func releaseUnpublishedJobs(
+        olderThan grace: Duration, limit: Int,
+        _ release: @escaping @Sendable ([(job: JobKey, spec: String)]) async throws -> Void
+    ) async throws(StoreError) -> Int {
+        let seconds = Double(grace.components.seconds) + Double(grace.components.attoseconds) / 1e18
+        return try await releaseJobs(
+            "publishing jobs the API did not",
+            taking: """
+                SELECT app_id, id, spec::text FROM jobs
+                WHERE awaiting_publish AND state = 'queued' AND created_at < now() - make_interval(secs => \(seconds))
+                ORDER BY created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED
+                """,
+            then: { due in
+                """
+                UPDATE jobs j SET awaiting_publish = false
+                FROM unnest(\(due.map(\.app))::text[], \(due.map(\.id))::text[]) AS d(app_id, id)
+                WHERE j.app_id = d.app_id AND j.id = d.id
                 """
             },
             release)

@@ -9,6 +9,9 @@ public enum RetainedRecords: String, Sendable, Hashable, CaseIterable {
     case deadTokens = "dead_tokens"
     /// `delivery_failures` rows, by `recorded_at`.
     case deliveryFailures = "delivery_failures"
+    /// `webhook_events` rows (schemas/028) of events not delivered, by `created_at`: kept as long as their parked
+    /// copies may be replayed; a copy that outlives its row is refused unsigned.
+    case webhookEvents = "webhook_events"
 }
 
 extension Store {
@@ -67,6 +70,17 @@ extension Store {
                             SELECT id FROM delivery_failures
                             WHERE recorded_at < now() - make_interval(secs => \(seconds))
                             ORDER BY recorded_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+                        RETURNING 1)
+                    SELECT count(*)::bigint FROM gone
+                    """,
+                    logger: logger)
+            case .webhookEvents:
+                rows = try await client.query(
+                    """
+                    WITH gone AS (
+                        DELETE FROM webhook_events WHERE id IN (
+                            SELECT id FROM webhook_events WHERE created_at < now() - make_interval(secs => \(seconds))
+                            ORDER BY created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
                         RETURNING 1)
                     SELECT count(*)::bigint FROM gone
                     """,

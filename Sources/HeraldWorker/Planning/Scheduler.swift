@@ -29,6 +29,7 @@ struct Scheduler: Sendable {
                 if lastRelease.map({ $0.duration(to: .now) >= configuration.schedulerInterval }) ?? true {
                     lastRelease = .now
                     while try await releaseDue() == 100 {}
+                    while try await releaseUnpublished() == 100 {}
                 }
             } catch {
                 logger.error("scheduler pass failed", metadata: ["error": "\(error)"])
@@ -42,6 +43,17 @@ struct Scheduler: Sendable {
     func releaseDue() async throws -> Int {
         let released = try await store.releaseDueJobs(limit: 100) { due in try await publish(due, resumed: false) }
         return counted(released, metrics.jobsScheduledReleased, "scheduled jobs released", level: .info)
+    }
+
+    /// One pass over the jobs an API recorded but never published; returns how many it published.
+    func releaseUnpublished() async throws -> Int {
+        let released = try await store.releaseUnpublishedJobs(
+            olderThan: configuration.unpublishedJobGrace, limit: 100
+        ) { due in try await publish(due, resumed: false) }
+        if released > 0 {
+            logger.notice("jobs an API recorded but did not publish were published", metadata: ["count": "\(released)"])
+        }
+        return released
     }
 
     /// One pass over paused planning; returns how many jobs it resumed.

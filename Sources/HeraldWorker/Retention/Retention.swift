@@ -4,7 +4,8 @@ import Logging
 import ServiceLifecycle
 
 /// Removes what is past its age: finished jobs (past the idempotency window), `dead_tokens` and `delivery_failures`
-/// rows, and messages in the parking queue (`WorkerConfiguration`'s `…Retention` settings).
+/// rows, and messages in the parking queues (`WorkerConfiguration`'s `…Retention` settings). Parked webhook events go
+/// with their `webhook_events` rows, at the parking queue's age (`parkedRetention`).
 ///
 /// Every worker tries every `retentionInterval`, starting one interval after it starts; the one that takes the
 /// advisory lock (`Store.withRetentionLock`) does the pass, the others skip it. Rows go in chunks of
@@ -47,10 +48,13 @@ struct Retention: Sendable {
             (.jobs, configuration.idempotencyRetention),
             (.deadTokens, configuration.deadTokenRetention),
             (.deliveryFailures, configuration.deliveryFailureRetention),
+            (.webhookEvents, configuration.parkedRetention),
         ]
         let store = self.store
         let metrics = self.metrics
         let parked = self.parked
+        let webhooksParked = ParkedMessages(
+            connection: parked.connection, topology: parked.topology, queue: parked.topology.webhooksParked)
         let parkedRetention = configuration.parkedRetention
         return try await store.withRetentionLock {
             var removed: [String: Int] = [:]
@@ -63,6 +67,10 @@ struct Retention: Sendable {
                 let dropped = try await parked.dropExpired(maximumAge: parkedRetention, scanLimit: Self.parkedScanLimit)
                 metrics.retentionRemoved("parked", count: dropped)
                 removed["parked"] = dropped
+                let webhooks = try await webhooksParked.dropExpired(
+                    maximumAge: parkedRetention, scanLimit: Self.parkedScanLimit)
+                metrics.retentionRemoved("webhooks_parked", count: webhooks)
+                removed["webhooks_parked"] = webhooks
             }
             return removed
         }

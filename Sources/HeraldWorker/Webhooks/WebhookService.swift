@@ -23,12 +23,21 @@ struct WebhookService: Service, CustomStringConvertible {
                 for app in webhooks.byApp.keys.sorted() {
                     try await consumer!.bindQueue(topology.webhooks, to: topology.events, routingKey: "*.*.\(app)")
                 }
+                let configuration = shared.configuration
+                let lanes = WebhookLanes(
+                    concurrency: configuration.webhookConcurrencyPerApp,
+                    threshold: configuration.webhookBreakerThreshold, openFor: configuration.webhookBreakerOpenFor)
                 let deliveries = WebhookConsumer(
-                    webhooks: webhooks, client: client, topology: topology, publisher: publisher,
-                    attempts: shared.configuration.webhookAttempts, timeout: shared.configuration.webhookTimeout,
-                    metrics: shared.metrics, logger: shared.logger)
+                    webhooks: webhooks, lanes: lanes, store: shared.store, client: client, topology: topology,
+                    publisher: publisher, attempts: configuration.webhookAttempts,
+                    timeout: configuration.webhookTimeout, metrics: shared.metrics, logger: shared.logger)
+                // Room for every app's lane full and `webhookConcurrency` more: a slow endpoint never takes the
+                // slots the other apps' events need.
+                let prefetch = min(
+                    Int(UInt16.max),
+                    Int(configuration.webhookConcurrency) + lanes.concurrency * webhooks.byApp.count)
                 try await ConsumerLoop.run(
-                    queue: topology.webhooks, prefetch: shared.configuration.webhookConcurrency, on: consumer!,
+                    queue: topology.webhooks, prefetch: UInt16(prefetch), on: consumer!,
                     logger: shared.logger,
                     accept: { delivery, consumer in { await deliveries.handle(delivery, consumer: consumer) } })
             }
