@@ -135,6 +135,19 @@ extension ConfigurationKey {
         kind: .integer(1024...134_217_728), default: .integer(1 << 20),
         "The largest request body the API accepts, in bytes (a job of 10,000 tokens is about 700 KB).")
 
+    package static let apiRegisterRate = ConfigurationKey(
+        "api.register_requests_per_second", environment: "HERALD_API_REGISTER_REQUESTS_PER_SECOND",
+        flag: "register-requests-per-second", kind: .integer(1...1_000_000), default: .integer(100),
+        "The rate of a register-only key without its own (herald keys create --rate), per API process; over it, 429.")
+    package static let apiRegisterDevicesPerHour = ConfigurationKey(
+        "api.register_devices_per_hour", environment: "HERALD_API_REGISTER_DEVICES_PER_HOUR",
+        flag: "register-devices-per-hour", kind: .integer(0...100_000_000), default: .integer(10_000),
+        "New devices a register-only key may register per hour (all API processes together) unless it has a quota.")
+    package static let apiActivityTokensPerDevice = ConfigurationKey(
+        "api.activity_tokens_per_device", environment: "HERALD_API_ACTIVITY_TOKENS_PER_DEVICE",
+        flag: "activity-tokens-per-device", kind: .integer(0...100_000), default: .integer(20),
+        "Live Activity update tokens a register-only key may register per device, unless the key has its own quota.")
+
     // MARK: herald migrate
 
     package static let schemasDirectory = ConfigurationKey(
@@ -149,7 +162,7 @@ extension ConfigurationKey {
         prefetch, batchPrefetch, batchSize, planAhead, smallJobGroup, maxMessageBytes, maxDeliveries, batchAttempts,
         pruneBreakerShare, pruneBreakerMinimum, connections, sendConcurrency, requestTimeout, metricsHost, metricsPort,
         finishedJobsRetention, deadTokensRetention, deliveryFailuresRetention, parkedRetention, retentionInterval,
-        apiHost, apiPort, apiMaximumBodySize,
+        apiHost, apiPort, apiMaximumBodySize, apiRegisterRate, apiRegisterDevicesPerHour, apiActivityTokensPerDevice,
         schemasDirectory,
     ]
 

@@ -70,11 +70,21 @@ package struct APIOptions: ConfigurationOptions {
     @Option(help: ArgumentHelp(.apiHost)) var host: String?
     @Option(help: ArgumentHelp(.apiPort)) var port: String?
     @Option(help: ArgumentHelp(.apiMaximumBodySize)) var maximumBodySize: String?
+    @Option(help: ArgumentHelp(.apiRegisterRate)) var registerRequestsPerSecond: String?
+    @Option(help: ArgumentHelp(.apiRegisterDevicesPerHour)) var registerDevicesPerHour: String?
+    @Option(help: ArgumentHelp(.apiActivityTokensPerDevice)) var activityTokensPerDevice: String?
 
-    package static let keys: [ConfigurationKey] = [.apiHost, .apiPort, .apiMaximumBodySize]
+    package static let keys: [ConfigurationKey] = [
+        .apiHost, .apiPort, .apiMaximumBodySize, .apiRegisterRate, .apiRegisterDevicesPerHour,
+        .apiActivityTokensPerDevice,
+    ]
 
     package var givenFlags: [(key: ConfigurationKey, text: String?)] {
-        [(.apiHost, host), (.apiPort, port), (.apiMaximumBodySize, maximumBodySize)]
+        [
+            (.apiHost, host), (.apiPort, port), (.apiMaximumBodySize, maximumBodySize),
+            (.apiRegisterRate, registerRequestsPerSecond), (.apiRegisterDevicesPerHour, registerDevicesPerHour),
+            (.apiActivityTokensPerDevice, activityTokensPerDevice),
+        ]
     }
 }
 
