@@ -138,7 +138,7 @@ extension ConfigurationKey {
     package static let apiRegisterRate = ConfigurationKey(
         "api.register_requests_per_second", environment: "HERALD_API_REGISTER_REQUESTS_PER_SECOND",
         flag: "register-requests-per-second", kind: .integer(1...1_000_000), default: .integer(100),
-        "The rate of a register-only key without its own (herald keys create --rate), per API process; over it, 429.")
+        "Requests a second of a register-only key without a rate of its own, in each API process; over it, 429.")
     package static let apiRegisterDevicesPerHour = ConfigurationKey(
         "api.register_devices_per_hour", environment: "HERALD_API_REGISTER_DEVICES_PER_HOUR",
         flag: "register-devices-per-hour", kind: .integer(0...100_000_000), default: .integer(10_000),
