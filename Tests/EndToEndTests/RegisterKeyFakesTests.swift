@@ -54,7 +54,8 @@ import Testing
             #expect(status.error == nil)
             #expect(status.counters.sent == 250)
             #expect(status.counters.pruned == 250)
-            #expect(!harness.events.events.contains(.pruneBreakerTripped(app: WorkerHarness.app, id: "news-after-fakes")))
+            #expect(
+                !harness.events.events.contains(.pruneBreakerTripped(app: WorkerHarness.app, id: "news-after-fakes")))
             let reached = Set(harness.received(job: "news-after-fakes"))
             #expect(reached == Set(imported.map(\.token.hex) + fromApps.map(\.hex)))
             // Every fake pruned (and restorable as any prune), no real device touched.

@@ -43,7 +43,8 @@ import Testing
             let (mine, plain) = (APIHarness.token(1), APIHarness.token(2))
 
             // Issue 32: the attacker's own token registered with someone else's user id.
-            let anonymous = try await h.request(.post, Self.devices, key: register, json: Self.body(mine, user: "victim-42"))
+            let anonymous = try await h.request(
+                .post, Self.devices, key: register, json: Self.body(mine, user: "victim-42"))
             #expect(anonymous.status == .forbidden)
             #expect(anonymous.errorCode == "identity_required")
             #expect(anonymous.text.contains("identity_token"))
@@ -52,7 +53,8 @@ import Testing
             // Registering and refreshing anonymously is still allowed.
             #expect(try await h.request(.post, Self.devices, key: register, json: Self.body(plain)).status == .created)
             // ... but not a refresh that binds the plain device to a user.
-            let rebind = try await h.request(.post, Self.devices, key: register, json: Self.body(plain, user: "victim-42"))
+            let rebind = try await h.request(
+                .post, Self.devices, key: register, json: Self.body(plain, user: "victim-42"))
             #expect(rebind.status == .forbidden && rebind.errorCode == "identity_required")
             #expect(try await Self.user(h, plain) == nil)
 
@@ -90,7 +92,8 @@ import Testing
             #expect(bound.status == .created, "\(bound.text)")
             #expect(try await Self.user(h, mine) == "victim-42")
             // A later refresh repeating the binding needs no token; unbinding (null) needs none either.
-            let again = try await h.request(.post, Self.devices, key: register, json: Self.body(mine, user: "victim-42"))
+            let again = try await h.request(
+                .post, Self.devices, key: register, json: Self.body(mine, user: "victim-42"))
             #expect(again.status == .ok)
             let cleared = try await h.request(
                 .post, Self.devices, key: register, json: #"{"token": "\#(mine)", "user_id": null}"#)
@@ -125,9 +128,9 @@ import Testing
     }
 
     @Test func anAppThatDoesNotRequireTokensLetsRegisterKeysBind() async throws {
-        try await APIHarness.run(configure: {
+        try await APIHarness.run {
             $0.identities[APIHarness.appA] = AppIdentity(secret: nil, required: false)
-        }) { h in
+        } _: { h in
             let register = try await Self.key(h, [.register])
             let token = APIHarness.token(4)
             let bound = try await h.request(.post, Self.devices, key: register, json: Self.body(token, user: "u1"))
@@ -181,7 +184,8 @@ import Testing
             #expect((1...3600).contains(retryAfter))
             // Nothing stored for the refused one; refreshing a device already registered is not counted.
             #expect(
-                try await h.store.device(app: Self.app, token: try DeviceToken(parsing: APIHarness.token(0x200))) == nil)
+                try await h.store.device(app: Self.app, token: try DeviceToken(parsing: APIHarness.token(0x200))) == nil
+            )
             let refresh = try await h.request(
                 .post, Self.devices, key: register, json: Self.body(APIHarness.token(0x101)))
             #expect(refresh.status == .ok)
@@ -219,7 +223,9 @@ import Testing
     }
 
     @Test func aRegisterOnlyKeyWithoutARateOfItsOwnTakesTheDefaultRate() async throws {
-        try await APIHarness.run(configure: { $0.registerRequestsPerSecond = 1 }) { h in
+        try await APIHarness.run {
+            $0.registerRequestsPerSecond = 1
+        } _: { h in
             let register = try await Self.key(h, [.register])
             #expect(
                 try await h.request(.post, Self.devices, key: register, json: Self.body(APIHarness.token(8))).status

@@ -68,6 +68,9 @@ import Testing
         #expect(resolved.host == plain.host)
         #expect(resolved.port == plain.port)
         #expect(resolved.maximumBodySize == plain.maximumBodySize)
+        #expect(resolved.registerRequestsPerSecond == plain.registerRequestsPerSecond)
+        #expect(resolved.registerDevicesPerHour == plain.registerDevicesPerHour)
+        #expect(resolved.activityTokensPerDevice == plain.activityTokensPerDevice)
         #expect(resolved.topology == plain.topology)
         #expect(resolved.apps == nil)
     }
@@ -108,11 +111,14 @@ import Testing
     @Test func everyAPIKeyReachesItsField() throws {
         let flags: [ConfigurationKey: String] = [
             .apiHost: "0.0.0.0", .apiPort: "9999", .apiMaximumBodySize: "2048", .queuePrefix: "a",
+            .apiRegisterRate: "7", .apiRegisterDevicesPerHour: "70", .apiActivityTokensPerDevice: "3",
         ]
         let settings = try ConfigurationResolver(flags: flags, environment: Self.urls, file: nil).resolve(
             ApiCommand.keys)
         let configuration = try ApiCommand.configuration(settings)
         #expect(configuration.host == "0.0.0.0" && configuration.port == 9999)
         #expect(configuration.maximumBodySize == 2048 && configuration.topology.prefix == "a")
+        #expect(configuration.registerRequestsPerSecond == 7 && configuration.registerDevicesPerHour == 70)
+        #expect(configuration.activityTokensPerDevice == 3)
     }
 }

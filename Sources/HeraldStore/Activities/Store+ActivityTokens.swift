@@ -170,7 +170,9 @@ extension Store {
             WHERE app_id = \(app) AND device_token = \(device.hex)
             """,
             logger: logger)
-        for try await count in rows.decode(Int64.self) where count >= maximum {
+        var count: Int64 = 0
+        for try await n in rows.decode(Int64.self) { count = n }
+        if count >= maximum {
             var error = StoreError.permanent(
                 .quotaExceeded,
                 "this device has \(maximum) activities' update tokens, the most this API key may register for one"

@@ -135,6 +135,7 @@ extension Store {
                     """,
                     logger: logger
                 )
+                var result: RegistrationResult? = nil
                 for try await row in rows {
                     let (token, user, locale, topics, environment, registeredAt, badge, created) = try row.decode(
                         (String, String?, String?, [String], String?, Int64, Int32, Bool).self
@@ -143,14 +144,17 @@ extension Store {
                         token: DeviceToken(trustedHex: token), userID: user, locale: locale, topics: topics,
                         environment: environment, registeredAt: registeredAt, badge: Int(badge)
                     )
-                    if created, !replaced, let key, let quota = registration.devicesPerHour {
-                        try await Self.countNewDevice(key: key, quota: quota, on: connection, logger: logger)
-                    }
-                    return RegistrationResult(device: device, created: created, replaced: replaced)
+                    result = RegistrationResult(device: device, created: created, replaced: replaced)
                 }
-                // The upsert's condition kept a register-only key off a device it did not register.
-                if restricted { throw Self.notOwnDevice("token") }
-                throw StoreError(.queryFailed, "registering a device returned no row")
+                guard let result else {
+                    // The upsert's condition kept a register-only key off a device it did not register.
+                    if restricted { throw Self.notOwnDevice("token") }
+                    throw StoreError(.queryFailed, "registering a device returned no row")
+                }
+                if result.created, !replaced, let key, let quota = registration.devicesPerHour {
+                    try await Self.countNewDevice(key: key, quota: quota, on: connection, logger: logger)
+                }
+                return result
             }
         }
     }
@@ -170,20 +174,21 @@ extension Store {
                       ceil(extract(epoch FROM date_trunc('hour', now()) + interval '1 hour' - now()))::bigint
             """,
             logger: logger)
-        for try await (count, fresh, left) in rows.decode((Int, Bool, Int64).self) {
-            guard count <= quota else {
-                var error = StoreError.permanent(
-                    .quotaExceeded,
-                    "this API key may register \(quota) new devices an hour, and has; refreshing a device it"
-                        + " registered is not counted")
-                error.retryAfter = max(1, Int(left))
-                throw error
-            }
-            if fresh {
-                try await connection.query(
-                    "DELETE FROM api_key_usage WHERE key_id = \(key) AND hour < date_trunc('hour', now())",
-                    logger: logger)
-            }
+        var usage: (count: Int, fresh: Bool, left: Int64)? = nil
+        for try await row in rows.decode((Int, Bool, Int64).self) { usage = row }
+        guard let usage else { throw StoreError(.queryFailed, "counting a new device returned no row") }
+        guard usage.count <= quota else {
+            var error = StoreError.permanent(
+                .quotaExceeded,
+                "this API key may register \(quota) new devices an hour, and has; refreshing a device it registered"
+                    + " is not counted")
+            error.retryAfter = max(1, Int(usage.left))
+            throw error
+        }
+        if usage.fresh {
+            try await connection.query(
+                "DELETE FROM api_key_usage WHERE key_id = \(key) AND hour < date_trunc('hour', now())",
+                logger: logger)
         }
     }
 
