@@ -57,7 +57,8 @@ import Testing
             #expect(
                 !harness.events.events.contains(.pruneBreakerTripped(app: WorkerHarness.app, id: "news-after-fakes")))
             let reached = Set(harness.received(job: "news-after-fakes"))
-            #expect(reached == Set(imported.map(\.token.hex) + fromApps.map(\.hex)))
+            let real = Set(imported.map(\.token.hex) + fromApps.map(\.hex))
+            #expect(reached.count == 250 && real.subtracting(reached).isEmpty)
             // Every fake pruned (and restorable as any prune), no real device touched.
             #expect(try await harness.store.deviceCount(app: WorkerHarness.app) == 250)
             let dead = try await harness.store.deadTokens(app: WorkerHarness.app)
