@@ -40,7 +40,10 @@ public struct API: Sendable {
                 return ["postgres": database, "amqp": broker]
             }
         )
-        let v1 = router.group("v1").add(middleware: APIKeyAuthenticator(store: store, limiter: limiter))
+        let v1 = router.group("v1").add(
+            middleware: APIKeyAuthenticator(
+                store: store, limiter: limiter,
+                registerRequestsPerSecond: configuration.registerRequestsPerSecond))
         DeviceRoutes(api: self).add(to: v1)
         ActivityTokenRoutes(api: self).add(to: v1)
         NotificationRoutes(api: self).add(to: v1)

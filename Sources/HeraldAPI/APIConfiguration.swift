@@ -30,6 +30,17 @@ public struct APIConfiguration: Sendable {
     public var apps: AppsFile? = nil
     /// The directory the apps file's relative paths (key files, CA files) are resolved against.
     public var appsDirectory: String = "."
+    /// Each app's identity-token policy (`identity` in the apps file), by app id. An app not listed requires
+    /// identity tokens and has no secret: a register-only key binds no device to a user or an activity.
+    public var identities: [String: AppIdentity] = [:]
+    /// The rate of a register-only key that has none of its own, in requests a second in each API process.
+    public var registerRequestsPerSecond: Int = 100
+    /// New devices a register-only key may register per hour (every API process together), unless the key has a
+    /// quota of its own.
+    public var registerDevicesPerHour: Int = 10_000
+    /// Live Activity update tokens a register-only key may register per device, unless the key has a quota of its
+    /// own.
+    public var activityTokensPerDevice: Int = 20
 
     public init(amqp: AMQPConfiguration, database: DatabaseConfiguration) {
         self.amqp = amqp

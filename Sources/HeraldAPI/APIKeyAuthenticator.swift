@@ -3,12 +3,15 @@ import Hummingbird
 import Synchronization
 
 /// Checks `Authorization: Bearer <key>` against the stored key hashes, holds the key to its rate limit, and
-/// records the key in the context. A missing or unknown key is a 401, a key over its rate a 429 with
-/// `Retry-After`; whether the key's app and scopes allow the route is each route's check (403).
+/// records the key in the context. A missing or unknown key is a 401, a key over its rate (its own, or for a
+/// register-only key without one the configured default) a 429 with `Retry-After`; whether the key's app and
+/// scopes allow the route is each route's check (403).
 struct APIKeyAuthenticator: RouterMiddleware {
     typealias Context = APIRequestContext
     let store: Store
     let limiter: KeyRateLimiter
+    /// The rate of a register-only key that has none of its own.
+    let registerRequestsPerSecond: Int
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -26,7 +29,8 @@ struct APIKeyAuthenticator: RouterMiddleware {
         else {
             throw APIError.unauthorized("invalid API key")
         }
-        if let perSecond = key.requestsPerSecond, let wait = limiter.take(key: key.id, perSecond: perSecond) {
+        let rate = key.requestsPerSecond ?? (key.registersOnly ? registerRequestsPerSecond : nil)
+        if let perSecond = rate, let wait = limiter.take(key: key.id, perSecond: perSecond) {
             throw APIError(
                 .tooManyRequests, code: "rate_limited",
                 "this API key is limited to \(perSecond) requests a second; try again in \(wait) s",

@@ -71,10 +71,14 @@ struct ActivityTokenRoutes: Sendable {
         let device = try Self.token(try context.parameters.decoded("token"), field: "the device token")
         let body = try await request.decodeJSON(UpdateTokenBody.self, limit: bodyLimit)
         let token = try Self.token(body.token, field: "token")
+        // A register-only key follows an activity only with the backend's identity token for it and this device.
+        try await api.checkBinding(
+            .activity(activityID), device: device, token: body.identityToken, app: app, key: key)
         let result: ActivityTokenRegistration
         do {
             result = try await api.store.registerUpdateToken(
-                app: app, activityID: activityID, device: device, token: token, registeredBy: key.restriction)
+                app: app, activityID: activityID, device: device, token: token, registeredBy: key.restriction,
+                maximumPerDevice: api.activityTokensPerDevice(of: key))
         } catch {
             throw Self.answer(error)
         }
@@ -120,6 +124,7 @@ struct ActivityTokenRoutes: Sendable {
     static func answer(_ error: StoreError) -> any Error {
         switch error.code {
         case .notOwnDevice: APIError(.forbidden, code: "not_own_device", error.message)
+        case .quotaExceeded: APIError.quotaExceeded(error)
         case .deviceNotRegistered:
             APIError(.notFound, code: "device_not_registered", "the device is not registered for this app")
         default: error
@@ -170,9 +175,15 @@ struct StartTokenBody: Decodable {
     }
 }
 
-/// `{"token": "<hex>"}`.
+/// `{"token": "<hex>", "identity_token": "v1.…"}` (the identity token is needed by a register-only key).
 struct UpdateTokenBody: Decodable {
     var token: String
+    var identityToken: String?
+
+    enum CodingKeys: String, CodingKey {
+        case token
+        case identityToken = "identity_token"
+    }
 }
 
 /// An activity token's registration as the API shows it: its device and activity, never the token itself.

@@ -18,7 +18,21 @@ struct DeviceRoutes: Sendable {
         let app = try context.parameters.decoded("app")
         let key = try context.require(.register, app: app)
         let body = try await request.decodeJSON(RegistrationBody.self, limit: api.configuration.maximumBodySize)
-        let result = try await Self.register(try body.validated(), app: app, key: key, store: api.store)
+        var registration = try body.validated()
+        if case .set(let user) = registration.userID {
+            // A register-only key binds a user only with the backend's identity token (or repeating the binding).
+            let (store, token, old) = (api.store, registration.token, registration.oldToken)
+            try await api.checkBinding(
+                .user(user), device: registration.token, token: body.identityToken, app: app, key: key
+            ) {
+                for candidate in [token] + (old.map { [$0] } ?? []) {
+                    if try await store.device(app: app, token: candidate)?.userID == user { return true }
+                }
+                return false
+            }
+        }
+        registration.devicesPerHour = api.devicesPerHour(of: key)
+        let result = try await Self.register(registration, app: app, key: key, store: api.store)
         var view = DeviceView(result.device)
         view.created = result.created
         view.replaced = result.replaced
@@ -55,6 +69,7 @@ struct DeviceRoutes: Sendable {
         do {
             return try await store.register(registration, app: app)
         } catch {
+            if error.code == .quotaExceeded { throw APIError.quotaExceeded(error) }
             guard error.code == .notOwnDevice else { throw error }
             throw APIError(.forbidden, code: "not_own_device", error.message)
         }
@@ -78,12 +93,15 @@ struct RegistrationBody: Decodable {
     var locale: FieldUpdate<String>
     var topics: FieldUpdate<[String]>
     var environment: FieldUpdate<String>
+    /// The backend's proof that the device may be bound to `user_id` (`IdentityToken`), for a register-only key.
+    var identityToken: String?
 
     enum CodingKeys: String, CodingKey {
         case token
         case oldToken = "old_token"
         case userID = "user_id"
         case locale, topics, environment
+        case identityToken = "identity_token"
     }
 
     init(from decoder: any Decoder) throws {
@@ -99,6 +117,7 @@ struct RegistrationBody: Decodable {
         locale = try update(.locale)
         topics = try update(.topics)
         environment = try update(.environment)
+        identityToken = try container.decodeIfPresent(String.self, forKey: .identityToken)
     }
 
     /// Checks every field; nothing is stored unless all of them pass.

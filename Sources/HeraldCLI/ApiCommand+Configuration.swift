@@ -24,9 +24,17 @@ extension ApiCommand {
         configuration.topology = Topology(settings)
         configuration.maximumBodySize = settings.integer(.apiMaximumBodySize)
         configuration.idleTimeout = settings.duration(.apiIdleTimeout)
+        configuration.registerRequestsPerSecond = settings.integer(.apiRegisterRate)
+        configuration.registerDevicesPerHour = settings.integer(.apiRegisterDevicesPerHour)
+        configuration.activityTokensPerDevice = settings.integer(.apiActivityTokensPerDevice)
         if let (apps, directory) = try AppsFile.read(settings) {
             configuration.apps = apps
             configuration.appsDirectory = directory
+            // Each app's identity secret, read once at start (never logged); an unreadable one stops the API.
+            for app in apps.apps {
+                configuration.identities[app.id] = AppIdentity(
+                    secret: try app.identitySecret(directory: directory), required: app.identity?.isRequired ?? true)
+            }
         }
         return configuration
     }

@@ -36,8 +36,22 @@ struct CreateKey: AsyncParsableCommand {
             """)
     var scopes: [String] = []
 
-    @Option(help: "The key's API rate limit, in requests a second in each API process (default: none).")
+    @Option(
+        help: """
+            The key's API rate limit, in requests a second in each API process (default: none; a register-only key \
+            takes api.register_requests_per_second).
+            """)
     var requestsPerSecond: Int?
+
+    @Option(help: "New devices a register-only key may register per hour (default: api.register_devices_per_hour).")
+    var devicesPerHour: Int?
+
+    @Option(
+        help: """
+            Live Activity update tokens a register-only key may register per device \
+            (default: api.activity_tokens_per_device).
+            """)
+    var activityTokensPerDevice: Int?
 
     func validate() throws {
         guard !app.isEmpty else { throw ValidationError("--app must not be empty") }
@@ -53,6 +67,12 @@ struct CreateKey: AsyncParsableCommand {
         if let requestsPerSecond, !(1...1_000_000).contains(requestsPerSecond) {
             throw ValidationError("--requests-per-second must be between 1 and 1000000")
         }
+        if let devicesPerHour, !(0...100_000_000).contains(devicesPerHour) {
+            throw ValidationError("--devices-per-hour must be between 0 and 100000000")
+        }
+        if let activityTokensPerDevice, !(0...100_000).contains(activityTokensPerDevice) {
+            throw ValidationError("--activity-tokens-per-device must be between 0 and 100000")
+        }
     }
 
     func run() async throws {
@@ -60,11 +80,12 @@ struct CreateKey: AsyncParsableCommand {
         let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
         let key = APIKey.generate()
         let (app, label, rate) = (self.app, self.label, self.requestsPerSecond)
+        let (devices, activityTokens) = (devicesPerHour, activityTokensPerDevice)
         let scopes = Set(scopes.compactMap(APIScope.init(rawValue:)))
         let id = try await withStore(database, logger: logger) { store in
             try await store.createAPIKey(
                 app: app, hash: APIKey.hash(key), prefix: APIKey.prefix(key), label: label, scopes: scopes,
-                requestsPerSecond: rate)
+                requestsPerSecond: rate, devicesPerHour: devices, activityTokensPerDevice: activityTokens)
         }
         let named = scopes.sorted().map(\.rawValue).joined(separator: ",")
         print("API key \(id) for app \(app), scopes \(named) (shown once; only its hash is stored):")

@@ -154,6 +154,19 @@ extension ConfigurationKey {
         kind: .duration(.seconds(1)...(.seconds(3600))), default: .duration(.seconds(60)),
         "How long a client connection may stay open with no request in progress before the API closes it.")
 
+    package static let apiRegisterRate = ConfigurationKey(
+        "api.register_requests_per_second", environment: "HERALD_API_REGISTER_REQUESTS_PER_SECOND",
+        flag: "register-requests-per-second", kind: .integer(1...1_000_000), default: .integer(100),
+        "Requests a second of a register-only key without a rate of its own, in each API process; over it, 429.")
+    package static let apiRegisterDevicesPerHour = ConfigurationKey(
+        "api.register_devices_per_hour", environment: "HERALD_API_REGISTER_DEVICES_PER_HOUR",
+        flag: "register-devices-per-hour", kind: .integer(0...100_000_000), default: .integer(10_000),
+        "New devices a register-only key may register per hour (all API processes together) unless it has a quota.")
+    package static let apiActivityTokensPerDevice = ConfigurationKey(
+        "api.activity_tokens_per_device", environment: "HERALD_API_ACTIVITY_TOKENS_PER_DEVICE",
+        flag: "activity-tokens-per-device", kind: .integer(0...100_000), default: .integer(20),
+        "Live Activity update tokens a register-only key may register per device, unless the key has its own quota.")
+
     // MARK: herald migrate
 
     package static let schemasDirectory = ConfigurationKey(
@@ -169,7 +182,8 @@ extension ConfigurationKey {
         pruneBreakerShare, pruneBreakerMinimum, connections, sendConcurrency, requestTimeout, metricsHost, metricsPort,
         finishedJobsRetention, deadTokensRetention, deliveryFailuresRetention, parkedRetention, retentionInterval,
         webhookConcurrencyPerApp, webhookBreakerFailures, webhookBreakerOpen,
-        apiHost, apiPort, apiMaximumBodySize, apiIdleTimeout,
+        apiHost, apiPort, apiMaximumBodySize, apiIdleTimeout, apiRegisterRate, apiRegisterDevicesPerHour,
+        apiActivityTokensPerDevice,
         schemasDirectory,
     ]
 

@@ -71,11 +71,21 @@ package struct APIOptions: ConfigurationOptions {
     @Option(help: ArgumentHelp(.apiPort)) var port: String?
     @Option(help: ArgumentHelp(.apiMaximumBodySize)) var maximumBodySize: String?
     @Option(help: ArgumentHelp(.apiIdleTimeout)) var idleTimeout: String?
+    @Option(help: ArgumentHelp(.apiRegisterRate)) var registerRequestsPerSecond: String?
+    @Option(help: ArgumentHelp(.apiRegisterDevicesPerHour)) var registerDevicesPerHour: String?
+    @Option(help: ArgumentHelp(.apiActivityTokensPerDevice)) var activityTokensPerDevice: String?
 
-    package static let keys: [ConfigurationKey] = [.apiHost, .apiPort, .apiMaximumBodySize, .apiIdleTimeout]
+    package static let keys: [ConfigurationKey] = [
+        .apiHost, .apiPort, .apiMaximumBodySize, .apiIdleTimeout, .apiRegisterRate, .apiRegisterDevicesPerHour,
+        .apiActivityTokensPerDevice,
+    ]
 
     package var givenFlags: [(key: ConfigurationKey, text: String?)] {
-        [(.apiHost, host), (.apiPort, port), (.apiMaximumBodySize, maximumBodySize), (.apiIdleTimeout, idleTimeout)]
+        [
+            (.apiHost, host), (.apiPort, port), (.apiMaximumBodySize, maximumBodySize), (.apiIdleTimeout, idleTimeout),
+            (.apiRegisterRate, registerRequestsPerSecond), (.apiRegisterDevicesPerHour, registerDevicesPerHour),
+            (.apiActivityTokensPerDevice, activityTokensPerDevice),
+        ]
     }
 }
 

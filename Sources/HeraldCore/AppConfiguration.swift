@@ -34,6 +34,9 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     public var webhook: Webhook?
     /// Live Activity settings: channel and broadcast hosts, the priority budget, default dates.
     public var liveActivities: LiveActivitySettings?
+    /// Identity tokens: the secret the app's backend signs them with, and whether a register-only key needs one to
+    /// bind a device to a user or an activity (``Identity``); nil requires them and has no secret.
+    public var identity: Identity?
 
     /// An HTTPS endpoint that receives the app's events (docs/events.md): each POSTed with an HMAC-SHA256
     /// signature made with the secret in `secretFile`, tried again with backoff, and parked when it keeps failing.
@@ -70,6 +73,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         case events
         case webhook
         case liveActivities = "live_activities"
+        case identity
     }
 
     public init(
@@ -85,7 +89,8 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         maxPerSecond: Int? = nil,
         events: Bool? = nil,
         webhook: Webhook? = nil,
-        liveActivities: LiveActivitySettings? = nil
+        liveActivities: LiveActivitySettings? = nil,
+        identity: Identity? = nil
     ) {
         self.id = id
         self.topic = topic
@@ -100,6 +105,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         self.events = events
         self.webhook = webhook
         self.liveActivities = liveActivities
+        self.identity = identity
     }
 
     /// The APNs environment of an app.
@@ -253,6 +259,7 @@ public struct AppsFile: Sendable, Hashable, Codable {
             }
             try app.checkEnvironments()
             try app.liveActivities?.check(app: app.id)
+            try app.identity?.check(app: app.id)
             if let webhook = app.webhook {
                 guard let components = URLComponents(string: webhook.url), components.scheme == "https",
                     let host = components.host, !host.isEmpty, components.user == nil, components.password == nil,

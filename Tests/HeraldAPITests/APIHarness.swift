@@ -22,21 +22,39 @@ struct APIHarness: Sendable {
     let keyA: String
     let keyB: String
 
+    /// App A's identity secret (app B has none, so its register-only keys bind nothing).
+    static let identitySecret = Array("app-a-identity-secret-for-tests".utf8)
+
+    /// An identity token of app A for `subject` and `device` (hex), valid for `lifetime` seconds from now (negative:
+    /// expired), signed with `secret`.
+    static func identityToken(
+        _ subject: IdentityToken.Subject, device: String, lifetime: Int64 = 600, secret: [UInt8] = identitySecret,
+        app: String = appA
+    ) -> String {
+        IdentityToken.mint(
+            secret: secret, app: app, subject: subject, device: device,
+            expiry: Int64(Date().timeIntervalSince1970) + lifetime)
+    }
+
     static func token(_ n: Int, prefix: String = "ab") -> String {
         let hex = String(n, radix: 16)
         return prefix + String(repeating: "0", count: 62 - hex.count) + hex
     }
 
     /// Runs `body` against the router (no sockets), then deletes the test's queues.
-    static func run(maximumBodySize: Int = 64 * 1024, _ body: @escaping @Sendable (APIHarness) async throws -> Void)
-        async throws
-    {
+    static func run(
+        maximumBodySize: Int = 64 * 1024,
+        configure: (inout APIConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (APIHarness) async throws -> Void
+    ) async throws {
         let logger = Logger(label: "test.api")
         try await TemporaryDatabase.withMigratedStore { store, database in
             var configuration = APIConfiguration(
                 amqp: try AMQPConfiguration(url: TestServices.amqpURL), database: database)
             configuration.topology = Topology(prefix: TestServices.uniqueName("api"))
             configuration.maximumBodySize = maximumBodySize
+            configuration.identities[appA] = AppIdentity(secret: identitySecret)
+            configure(&configuration)
             let keyA = APIKey.generate()
             let keyB = APIKey.generate()
             _ = try await store.createAPIKey(

@@ -30,6 +30,13 @@ import Testing
         return key
     }
 
+    /// An update token's body with the backend's identity token for `activity` on `device` (what a register-only
+    /// key needs; other keys ignore it).
+    static func updateBody(_ activity: String = "order-1", device: String = device) -> String {
+        let proof = APIHarness.identityToken(.activity(activity), device: device)
+        return #"{"token": "\#(updateToken)", "identity_token": "\#(proof)"}"#
+    }
+
     static func registerDevice(_ h: APIHarness, _ token: String = device, key: String? = nil) async throws {
         let response = try await h.request(
             .post, "/v1/apps/\(app)/devices", key: key ?? h.keyA, json: #"{"token": "\#(token)"}"#)
@@ -146,7 +153,7 @@ import Testing
             let routes: [(HTTPRequest.Method, String, String?, APIScope)] = [
                 (.post, Self.startURI(own), #"{"activity_type": "T", "token": "\#(Self.startToken)"}"#, .register),
                 (.delete, Self.startURI(own) + "/T", nil, .register),
-                (.put, Self.updateURI(device: own), #"{"token": "\#(Self.updateToken)"}"#, .register),
+                (.put, Self.updateURI(device: own), Self.updateBody(device: own), .register),
                 (.delete, Self.updateURI(device: own), nil, .register),
                 (.get, "/v1/apps/\(Self.app)/live-activities/order-1", nil, .read),
             ]
@@ -176,11 +183,12 @@ import Testing
             try await Self.registerDevice(h, own, key: register)
             try await Self.registerDevice(h)  // the backend's (admin key)
             let start = #"{"activity_type": "T", "token": "\#(Self.startToken)"}"#
-            let update = #"{"token": "\#(Self.updateToken)"}"#
+            let update = Self.updateBody()
 
             #expect(try await h.request(.post, Self.startURI(own), key: register, json: start).status == .created)
+            let ownUpdate = Self.updateBody(device: own)
             #expect(
-                try await h.request(.put, Self.updateURI(device: own), key: register, json: update).status
+                try await h.request(.put, Self.updateURI(device: own), key: register, json: ownUpdate).status
                     == .created)
             // The backend's device: refused, nothing written.
             let refusedStart = try await h.request(.post, Self.startURI(), key: register, json: start)

@@ -73,8 +73,11 @@ import Testing
             // Its own device: added, refreshed, and its token replaced.
             #expect(
                 try await h.request(.post, devices, key: register, json: #"{"token": "\#(own)"}"#).status == .created)
+            // Bound to a user with the backend's identity token.
+            let proof = APIHarness.identityToken(.user("u1"), device: own)
             let refreshed = try await h.request(
-                .post, devices, key: register, json: #"{"token": "\#(own)", "user_id": "u1"}"#)
+                .post, devices, key: register,
+                json: #"{"token": "\#(own)", "user_id": "u1", "identity_token": "\#(proof)"}"#)
             #expect(refreshed.status == .ok)
             let replaced = try await h.request(
                 .post, devices, key: register, json: #"{"token": "\#(newer)", "old_token": "\#(own)"}"#)
@@ -86,7 +89,7 @@ import Testing
                 .post, devices, key: h.keyA, json: #"{"token": "\#(backend)", "user_id": "victim"}"#)
             #expect(made.status == .created)
             let refresh = try await h.request(
-                .post, devices, key: register, json: #"{"token": "\#(backend)", "user_id": "attacker"}"#)
+                .post, devices, key: register, json: #"{"token": "\#(backend)", "locale": "fr"}"#)
             #expect(refresh.status == .forbidden && refresh.errorCode == "not_own_device")
             let takeOver = try await h.request(
                 .post, devices, key: register,

@@ -72,6 +72,9 @@ import Testing
         #expect(resolved.port == plain.port)
         #expect(resolved.maximumBodySize == plain.maximumBodySize)
         #expect(resolved.idleTimeout == plain.idleTimeout)
+        #expect(resolved.registerRequestsPerSecond == plain.registerRequestsPerSecond)
+        #expect(resolved.registerDevicesPerHour == plain.registerDevicesPerHour)
+        #expect(resolved.activityTokensPerDevice == plain.activityTokensPerDevice)
         #expect(resolved.topology == plain.topology)
         #expect(resolved.apps == nil)
     }
@@ -116,6 +119,7 @@ import Testing
         let flags: [ConfigurationKey: String] = [
             .apiHost: "0.0.0.0", .apiPort: "9999", .apiMaximumBodySize: "2048", .queuePrefix: "a",
             .apiIdleTimeout: "15s",
+            .apiRegisterRate: "7", .apiRegisterDevicesPerHour: "70", .apiActivityTokensPerDevice: "3",
         ]
         let settings = try ConfigurationResolver(flags: flags, environment: Self.urls, file: nil).resolve(
             ApiCommand.keys)
@@ -123,5 +127,7 @@ import Testing
         #expect(configuration.host == "0.0.0.0" && configuration.port == 9999)
         #expect(configuration.maximumBodySize == 2048 && configuration.topology.prefix == "a")
         #expect(configuration.idleTimeout == .seconds(15))
+        #expect(configuration.registerRequestsPerSecond == 7 && configuration.registerDevicesPerHour == 70)
+        #expect(configuration.activityTokensPerDevice == 3)
     }
 }

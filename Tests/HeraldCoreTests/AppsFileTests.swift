@@ -134,4 +134,36 @@ import Testing
         #expect(!b.sendsPerDeviceEnvironment)
         #expect(b.environment(ofDevice: "production") == .sandbox)
     }
+
+    @Test func anAppsIdentitySecretIsReadWithoutItsNewlineAndMustBeLongEnough() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("identity-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "0123456789abcdef0123\n".write(
+            to: directory.appendingPathComponent("good"), atomically: true, encoding: .utf8)
+        try "short\n".write(to: directory.appendingPathComponent("short"), atomically: true, encoding: .utf8)
+        let json = #"""
+            {"apps": [{"id": "a", "topic": "com.a", "environment": "production",
+                       "identity": {"secret_file": "good"},
+                       "auth": {"type": "token", "team_id": "T", "key_id": "K", "key_file": "k"}},
+                      {"id": "b", "topic": "com.b", "environment": "production",
+                       "identity": {"secret_file": "short", "required": false},
+                       "auth": {"type": "token", "team_id": "T", "key_id": "K", "key_file": "k"}},
+                      {"id": "c", "topic": "com.c", "environment": "production",
+                       "auth": {"type": "token", "team_id": "T", "key_id": "K", "key_file": "k"}}]}
+            """#
+        let file = try AppsFile.parse(Data(json.utf8))
+        let a = try #require(file.app("a"))
+        #expect(a.identity?.isRequired == true)
+        #expect(try a.identitySecret(directory: directory.path) == Array("0123456789abcdef0123".utf8))
+        let b = try #require(file.app("b"))
+        #expect(b.identity?.isRequired == false)
+        do {
+            _ = try b.identitySecret(directory: directory.path)
+            Issue.record("a 5-byte secret was accepted")
+        } catch {
+            #expect(error.message.contains("16 to 1024 bytes") && !error.message.contains("short\n"))
+        }
+        #expect(try file.app("c")?.identitySecret(directory: directory.path) == nil)
+    }
 }

@@ -159,4 +159,24 @@ import Testing
         let pruned = Settlement.plan(results, attempt: 1, maximumAttempts: 4)
         #expect(pruned.prunes.count == 3 && pruned.suspectAnswers == 2 && pruned.stop == nil)
     }
+
+    @Test func unprovenDevicesSuspectAnswersArePrunedAndLeftOutOfTheBreakersCount() {
+        let tokens = (0..<4).map { DeviceToken(trustedHex: String(format: "%064x", $0)) }
+        let results = [
+            DeviceResult(token: tokens[0], disposition: .prune(reason: .badDeviceToken, timestamp: nil), retries: 0),
+            DeviceResult(token: tokens[1], disposition: .prune(reason: .badDeviceToken, timestamp: nil), retries: 0),
+            DeviceResult(token: tokens[2], disposition: .delivered, retries: 0),
+            DeviceResult(token: tokens[3], disposition: .delivered, retries: 0),
+        ]
+        // Device 0 was made up by a register key (unproven), device 1 is the backend's.
+        let plan = Settlement.plan(
+            results, attempt: 1, maximumAttempts: 4, unproven: [tokens[0].hex, tokens[2].hex],
+            recordsDeliveries: true)
+        #expect(plan.prunes.map(\.token) == [tokens[0], tokens[1]])
+        #expect(plan.suspectAnswers == 1 && plan.unprovenAnswers == 1)
+        #expect(plan.delivered == [tokens[2], tokens[3]])
+        #expect(plan.stop == nil)
+        // Without recording (small jobs), no deliveries are listed.
+        #expect(Settlement.plan(results, attempt: 1, maximumAttempts: 4).delivered.isEmpty)
+    }
 }

@@ -121,7 +121,8 @@ extension Store {
     /// the same app, activity and device replaces the token (`replaced` says whether it differed). The device rules
     /// are `registerStartToken`'s.
     public func registerUpdateToken(
-        app: String, activityID: String, device: DeviceToken, token: DeviceToken, registeredBy: Int64?
+        app: String, activityID: String, device: DeviceToken, token: DeviceToken, registeredBy: Int64?,
+        maximumPerDevice: Int? = nil
     ) async throws(StoreError) -> ActivityTokenRegistration {
         try await upsertActivityToken(
             "registering an update token", app: app, device: device, registeredBy: registeredBy
@@ -136,6 +137,10 @@ extension Store {
                 logger: logger)
             var previous: String? = nil
             for try await token in old.decode(String.self) { previous = token }
+            if previous == nil, let maximumPerDevice {
+                try await Self.checkUpdateTokenQuota(
+                    app: app, device: device, maximum: maximumPerDevice, on: connection, logger: logger)
+            }
             let rows = try await connection.query(
                 """
                 INSERT INTO activity_update_tokens AS u (app_id, activity_id, device_token, token, registered_at,
@@ -150,6 +155,30 @@ extension Store {
                 """,
                 logger: logger)
             return try await Self.registration(rows, previous: previous, token: token)
+        }
+    }
+
+    /// Refuses a new activity's update token for a device that has `maximum` already (`quotaExceeded`): a
+    /// register-only key's quota. Counted on activity_update_tokens_by_device; concurrent registrations for one
+    /// device may pass it by the few in flight.
+    private static func checkUpdateTokenQuota(
+        app: String, device: DeviceToken, maximum: Int, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let rows = try await connection.query(
+            """
+            SELECT count(*)::bigint FROM activity_update_tokens
+            WHERE app_id = \(app) AND device_token = \(device.hex)
+            """,
+            logger: logger)
+        var count: Int64 = 0
+        for try await n in rows.decode(Int64.self) { count = n }
+        if count >= maximum {
+            var error = StoreError.permanent(
+                .quotaExceeded,
+                "this device has \(maximum) activities' update tokens, the most this API key may register for one"
+                    + " device; end an activity (DELETE its update token) first")
+            error.retryAfter = 3600
+            throw error
         }
     }
 

@@ -115,6 +115,14 @@ extension Store {
                     }
                     counts[writeBack.job] = sum
                 }
+                // First deliveries of unproven devices, per app (the prune breaker's evidence, schemas/026).
+                var delivered: [String: [DeviceToken]] = [:]
+                for item in mine where !item.writeBack.delivered.isEmpty {
+                    delivered[item.writeBack.app, default: []] += item.writeBack.delivered
+                }
+                for (app, tokens) in delivered.sorted(by: { $0.key < $1.key }) {
+                    try await Self.markDelivered(app: app, tokens: tokens, on: connection, logger: logger)
+                }
                 let retries = mine.compactMap(\.retry)
                 if !retries.isEmpty {
                     try await connection.query(Self.retryBatchesQuery(retries), logger: logger)

@@ -43,6 +43,14 @@ public struct WriteBack: Sendable, Hashable {
     /// Answers that were BadDeviceToken or DeviceTokenNotForTopic (pruned or not), for the prune breaker's count
     /// across a job's batches. Such a batch always has prunes or failures, so it takes the full write-back.
     public var suspectAnswers: Int = 0
+    /// Answers of unproven devices (registered by a register-only key, never delivered to) other than a delivery:
+    /// left out of the prune breaker's count across the job's batches (`Store.pruneBreakerCounts`). Such answers are
+    /// prunes or failures, so a batch with some takes the full write-back.
+    public var unprovenAnswers: Int = 0
+    /// Devices APNs accepted a notification for whose first delivery may not be recorded yet: the batch's
+    /// deliveries. Those still unproven are marked delivered with the batch's completion (`Store.markDelivered`).
+    /// Left empty by small-job groups.
+    public var delivered: [DeviceToken] = []
     public var prunes: [Prune] = []
     public var failures: [Failure] = []
 
@@ -179,7 +187,8 @@ extension Store {
             UPDATE jobs SET targeted = targeted + \(writeBack.targeted), sent = sent + \(writeBack.sent),
                 pruned = pruned + \(pruned), failed = failed + \(failures.count + writeBack.rejectedTokens),
                 expired = expired + \(writeBack.expired), retried = retried + \(writeBack.retried),
-                suspect_answers = suspect_answers + \(writeBack.suspectAnswers)
+                suspect_answers = suspect_answers + \(writeBack.suspectAnswers),
+                unproven_answers = unproven_answers + \(writeBack.unprovenAnswers)
             WHERE app_id = \(writeBack.app) AND id = \(writeBack.jobID)
             """,
             logger: logger

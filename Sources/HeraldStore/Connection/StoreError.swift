@@ -9,6 +9,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let queryFailed = Code(rawValue: "query_failed")
         /// A register-only API key tried to change a device it did not register.
         public static let notOwnDevice = Code(rawValue: "not_own_device")
+        /// A register-only API key is over one of its quotas (`retryAfter` says when it may try again, if it will).
+        public static let quotaExceeded = Code(rawValue: "quota_exceeded")
         public var description: String { rawValue }
     }
 
@@ -24,6 +26,8 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     public var isTransient: Bool = true
     /// The underlying error's type, not its text: PostgresNIO's errors can quote bound values.
     public var underlying: (any Error)?
+    /// For `quotaExceeded`: whole seconds until the quota allows the call again; nil if waiting does not help.
+    public var retryAfter: Int? = nil
     public var file: String
     public var line: Int
 

@@ -24,6 +24,9 @@ public struct DeviceRegistration: Sendable, Hashable {
     /// The register-only API key making this registration, if it is one: it may only add devices, refresh the ones
     /// it registered itself and replace their tokens, and it is recorded on the device. Nil for any other caller.
     public var registeredBy: Int64? = nil
+    /// With `registeredBy`: the new devices that key may register per hour (every API process together), counted in
+    /// `api_key_usage` in the registration's transaction; nil for no quota. A refresh is not counted.
+    public var devicesPerHour: Int? = nil
 
     public init(
         token: DeviceToken,
@@ -132,6 +135,7 @@ extension Store {
                     """,
                     logger: logger
                 )
+                var result: RegistrationResult? = nil
                 for try await row in rows {
                     let (token, user, locale, topics, environment, registeredAt, badge, created) = try row.decode(
                         (String, String?, String?, [String], String?, Int64, Int32, Bool).self
@@ -140,12 +144,51 @@ extension Store {
                         token: DeviceToken(trustedHex: token), userID: user, locale: locale, topics: topics,
                         environment: environment, registeredAt: registeredAt, badge: Int(badge)
                     )
-                    return RegistrationResult(device: device, created: created, replaced: replaced)
+                    result = RegistrationResult(device: device, created: created, replaced: replaced)
                 }
-                // The upsert's condition kept a register-only key off a device it did not register.
-                if restricted { throw Self.notOwnDevice("token") }
-                throw StoreError(.queryFailed, "registering a device returned no row")
+                guard let result else {
+                    // The upsert's condition kept a register-only key off a device it did not register.
+                    if restricted { throw Self.notOwnDevice("token") }
+                    throw StoreError(.queryFailed, "registering a device returned no row")
+                }
+                if result.created, !replaced, let key, let quota = registration.devicesPerHour {
+                    try await Self.countNewDevice(key: key, quota: quota, on: connection, logger: logger)
+                }
+                return result
             }
+        }
+    }
+
+    /// Counts a new device of register-only key `key` in this hour's row of `api_key_usage` (an upsert, so every
+    /// API process counts in the same row, and the row lock orders concurrent registrations of the key). Over
+    /// `quota`, throws `quotaExceeded` with the seconds left in the hour, and the caller's transaction (the device
+    /// included) rolls back. A new hour's row removes the key's older ones.
+    private static func countNewDevice(key: Int64, quota: Int, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
+        let rows = try await connection.query(
+            """
+            INSERT INTO api_key_usage AS u (key_id, hour, devices) VALUES (\(key), date_trunc('hour', now()), 1)
+            ON CONFLICT (key_id, hour) DO UPDATE SET devices = u.devices + 1
+            RETURNING devices, (xmax = 0),
+                      ceil(extract(epoch FROM date_trunc('hour', now()) + interval '1 hour' - now()))::bigint
+            """,
+            logger: logger)
+        var usage: (count: Int, fresh: Bool, left: Int64)? = nil
+        for try await row in rows.decode((Int, Bool, Int64).self) { usage = row }
+        guard let usage else { throw StoreError(.queryFailed, "counting a new device returned no row") }
+        guard usage.count <= quota else {
+            var error = StoreError.permanent(
+                .quotaExceeded,
+                "this API key may register \(quota) new devices an hour, and has; refreshing a device it registered"
+                    + " is not counted")
+            error.retryAfter = max(1, Int(usage.left))
+            throw error
+        }
+        if usage.fresh {
+            try await connection.query(
+                "DELETE FROM api_key_usage WHERE key_id = \(key) AND hour < date_trunc('hour', now())",
+                logger: logger)
         }
     }
 

@@ -53,12 +53,13 @@ extension Store {
     }
 
     /// The prune breaker's counts of a job so far, across its batches written back: answers (sent + pruned +
-    /// failed) and those that were BadDeviceToken or DeviceTokenNotForTopic. Zero for an unknown job.
+    /// failed, less the answers of unproven devices) and those that were BadDeviceToken or DeviceTokenNotForTopic
+    /// from devices that are evidence. Zero for an unknown job.
     public func pruneBreakerCounts(_ job: JobKey) async throws(StoreError) -> (answers: Int, suspect: Int) {
         try await run("reading a job's prune counts") {
             let rows = try await client.query(
                 """
-                SELECT sent + pruned + failed, suspect_answers FROM jobs
+                SELECT sent + pruned + failed - unproven_answers, suspect_answers FROM jobs
                 WHERE app_id = \(job.app) AND id = \(job.id)
                 """,
                 logger: logger

@@ -29,6 +29,11 @@ public struct StoredAPIKey: Sendable, Hashable {
     public var scopes: Set<APIScope>
     /// The key's rate limit in each API process; nil for none.
     public var requestsPerSecond: Int?
+    /// New devices the key may register per hour, if it may only register; nil takes the API's default.
+    public var devicesPerHour: Int? = nil
+    /// Live Activity update tokens the key may register per device, if it may only register; nil takes the API's
+    /// default.
+    public var activityTokensPerDevice: Int? = nil
 }
 
 /// The unrevoked key a request presented: whose it is and what it may do.
@@ -37,12 +42,21 @@ public struct AuthenticatedKey: Sendable, Hashable {
     public var app: String
     public var scopes: Set<APIScope>
     public var requestsPerSecond: Int?
+    /// The key's own quota of new devices per hour; nil takes the API's default.
+    public var devicesPerHour: Int?
+    /// The key's own quota of Live Activity update tokens per device; nil takes the API's default.
+    public var activityTokensPerDevice: Int?
 
-    public init(id: Int64, app: String, scopes: Set<APIScope>, requestsPerSecond: Int?) {
+    public init(
+        id: Int64, app: String, scopes: Set<APIScope>, requestsPerSecond: Int?, devicesPerHour: Int? = nil,
+        activityTokensPerDevice: Int? = nil
+    ) {
         self.id = id
         self.app = app
         self.scopes = scopes
         self.requestsPerSecond = requestsPerSecond
+        self.devicesPerHour = devicesPerHour
+        self.activityTokensPerDevice = activityTokensPerDevice
     }
 
     /// Whether the key may act within `scope` (an admin key may do everything).
@@ -53,19 +67,21 @@ public struct AuthenticatedKey: Sendable, Hashable {
 }
 
 extension Store {
-    /// Records a new key for `app` by its hash (lowercase hex SHA-256), with what it may do and its rate limit.
-    /// Returns the key's id.
+    /// Records a new key for `app` by its hash (lowercase hex SHA-256), with what it may do, its rate limit and its
+    /// quotas (those of a register-only key; nil takes the API's defaults). Returns the key's id.
     public func createAPIKey(
         app: String, hash: String, prefix: String, label: String?, scopes: Set<APIScope> = [.admin],
-        requestsPerSecond: Int? = nil
+        requestsPerSecond: Int? = nil, devicesPerHour: Int? = nil, activityTokensPerDevice: Int? = nil
     ) async throws(StoreError) -> Int64 {
         guard !scopes.isEmpty else { throw StoreError.permanent(.queryFailed, "an API key needs at least one scope") }
         let names = scopes.sorted().map(\.rawValue)
         return try await run("creating an API key") {
             let rows = try await client.query(
                 """
-                INSERT INTO api_keys (app_id, key_hash, key_prefix, label, scopes, requests_per_second)
-                VALUES (\(app), \(hash), \(prefix), \(label), \(names)::text[], \(requestsPerSecond))
+                INSERT INTO api_keys (app_id, key_hash, key_prefix, label, scopes, requests_per_second,
+                                      devices_per_hour, activity_tokens_per_device)
+                VALUES (\(app), \(hash), \(prefix), \(label), \(names)::text[], \(requestsPerSecond),
+                        \(devicesPerHour), \(activityTokensPerDevice))
                 RETURNING id
                 """,
                 logger: logger
@@ -80,15 +96,17 @@ extension Store {
         try await run("checking an API key") {
             let rows = try await client.query(
                 """
-                SELECT id, app_id, scopes, requests_per_second FROM api_keys
-                WHERE key_hash = \(hash) AND revoked_at IS NULL
+                SELECT id, app_id, scopes, requests_per_second, devices_per_hour, activity_tokens_per_device
+                FROM api_keys WHERE key_hash = \(hash) AND revoked_at IS NULL
                 """,
                 logger: logger
             )
-            for try await (id, app, scopes, rate) in rows.decode((Int64, String, [String], Int?).self) {
+            for try await (id, app, scopes, rate, devices, activityTokens) in rows.decode(
+                (Int64, String, [String], Int?, Int?, Int?).self
+            ) {
                 return AuthenticatedKey(
                     id: id, app: app, scopes: Set(scopes.compactMap(APIScope.init(rawValue:))),
-                    requestsPerSecond: rate)
+                    requestsPerSecond: rate, devicesPerHour: devices, activityTokensPerDevice: activityTokens)
             }
             return nil
         }

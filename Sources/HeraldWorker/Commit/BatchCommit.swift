@@ -6,27 +6,35 @@ import HeraldStore
 import Logging
 import RabbitMQ
 
+/// The database reads the prune breaker makes for a planned batch with a suspect answer: the job's counts so far,
+/// and which of the batch's devices are unproven. Nil for a group of small jobs, which touches no database while it
+/// holds its claim: their breaker judges each job's answers alone, and their deliveries are not recorded.
+struct BreakerReads: Sendable {
+    var prior: @Sendable () async throws -> (answers: Int, suspect: Int)
+    var unproven: @Sendable ([DeviceToken]) async throws -> Set<String>
+}
+
 /// Commit: carries out a batch's settlement plan — the retry batch published or the devices parked, the plan added
 /// to the write-back — then writes the write-back and the batch's completion in one transaction
 /// (`Store.complete`, where `herald_job_completes` decides whether the job is done). Small-job groups commit
 /// through `GroupCommit`, and their exceptions through `Store.completeSmallJobs` and this same `Store.complete`.
 extension BatchDeliverer {
-    /// Settles a batch's results: asks the prune breaker (reading the job's counts when `prior` is given and the
-    /// batch has a suspect answer), plans (`Settlement`), publishes the retry batch or parks the devices, adds the
-    /// plan to `writeBack` and logs the failures. Returns the retry batch's key and why the job must stop, if it
-    /// must.
+    /// Settles a batch's results: asks the prune breaker (making its `reads` when given and the batch has a
+    /// suspect answer), plans (`Settlement`), publishes the retry batch or parks the devices, adds the plan to
+    /// `writeBack` and logs the failures. Returns the retry batch's key and why the job must stop, if it must.
     func settle(
         _ results: [DeviceResult],
         batch: BatchMessage,
         of job: PreparedJob,
         into writeBack: inout WriteBack,
         tally: inout [Tally: Int],
-        prior: (@Sendable () async throws -> (answers: Int, suspect: Int))?
+        reads: BreakerReads?
     ) async throws -> (retry: BatchKey?, stop: JobStop?) {
-        let breaker = try await pruneBreakerTrip(results, job: batch.key.jobKey, prior: prior)
+        let breaker = try await pruneBreakerTrip(results, job: batch.key.jobKey, reads: reads)
         let plan = Settlement.plan(
             results, attempt: batch.attempt, maximumAttempts: configuration.maximumBatchAttempts,
-            holdPrunes: breaker.holdPrunes, breakerStop: breaker.reason)
+            holdPrunes: breaker.holdPrunes, breakerStop: breaker.reason, unproven: breaker.unproven,
+            recordsDeliveries: reads != nil)
         var retry: BatchKey? = nil
         switch plan.next {
         case .nothing:
@@ -114,25 +122,40 @@ extension BatchDeliverer {
     }
 
     /// Whether a batch's suspect answers must not be pruned: the breaker trips on the batch alone, on the job's
-    /// counts so far plus the batch's (`prior`, read only when the batch has a suspect answer), or the job is one
-    /// this worker already stopped. Returns the stop reason if the breaker trips here (nil when it does not, or
-    /// when the job was already stopped).
+    /// counts so far plus the batch's (`reads.prior`, read only when the batch has a suspect answer), or the job is
+    /// one this worker already stopped. Returns the stop reason if the breaker trips here (nil when it does not, or
+    /// when the job was already stopped), and the batch's unproven devices.
+    ///
+    /// Only evidence a register-only key cannot forge counts: a batch with a suspect answer reads which of its
+    /// devices are unproven (`reads.unproven`: registered by a register-only key and never delivered to), and
+    /// their answers are left out. So made-up tokens registered with an app's embedded key neither stop a job nor
+    /// hold its prunes: they are pruned, and the job goes on to the real devices.
     func pruneBreakerTrip(
         _ results: [DeviceResult],
         job: JobKey,
-        prior: (@Sendable () async throws -> (answers: Int, suspect: Int))?
-    ) async throws -> (holdPrunes: Bool, reason: String?) {
-        let batch = PruneBreaker.Counts(results.lazy.map(\.disposition))
-        guard batch.suspect > 0 else { return (false, nil) }
-        if stoppedJobs.contains(job) { return (true, nil) }
+        reads: BreakerReads?
+    ) async throws -> (holdPrunes: Bool, reason: String?, unproven: Set<String>) {
+        let anySuspect = results.contains { result in
+            if case .prune(let reason, _) = result.disposition { return PruneBreaker.isSuspect(reason) }
+            return false
+        }
+        guard anySuspect else { return (false, nil, []) }
+        if stoppedJobs.contains(job) { return (true, nil, []) }
+        let unproven = try await reads?.unproven(results.map(\.token)) ?? []
+        let evidence = results.lazy.filter { result in
+            if case .delivered = result.disposition { return true }
+            return unproven.isEmpty || !unproven.contains(result.token.hex)
+        }
+        let batch = PruneBreaker.Counts(evidence.map(\.disposition))
+        guard batch.suspect > 0 else { return (false, nil, unproven) }
         let breaker = configuration.pruneBreaker
-        if breaker.trips(batch) { return (true, PruneBreaker.reason(batch)) }
-        guard let prior else { return (false, nil) }
-        let before = try await prior()
+        if breaker.trips(batch) { return (true, PruneBreaker.reason(batch), unproven) }
+        guard let reads else { return (false, nil, unproven) }
+        let before = try await reads.prior()
         var sum = batch
         sum.answers += before.answers
         sum.earlier = before.suspect
-        return breaker.trips(sum) ? (true, PruneBreaker.reason(sum)) : (false, nil)
+        return breaker.trips(sum) ? (true, PruneBreaker.reason(sum), unproven) : (false, nil, unproven)
     }
 
     /// Stops a job the breaker tripped for: failed with the reason (and parked once), counted, and announced.

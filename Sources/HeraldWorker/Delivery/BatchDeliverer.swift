@@ -122,11 +122,17 @@ struct BatchDeliverer: Sendable {
             var tally: [Tally: Int] = [:]
             let (retryKey, stop) = try await settle(
                 results, batch: batch, of: job, into: &writeBack, tally: &tally,
-                prior: {
-                    try await outages.untilDone("reading a job's prune counts") {
-                        try await store.pruneBreakerCounts(job.key)
-                    }
-                })
+                reads: BreakerReads(
+                    prior: {
+                        try await outages.untilDone("reading a job's prune counts") {
+                            try await store.pruneBreakerCounts(job.key)
+                        }
+                    },
+                    unproven: { tokens in
+                        try await outages.untilDone("reading a batch's unproven devices") {
+                            try await store.unprovenDevices(app: job.app, tokens: tokens)
+                        }
+                    }))
             record(tally)
             if let stop {
                 // Failed first, so that completing its last batch cannot mark the job done.

@@ -106,7 +106,7 @@ extension BatchDeliverer {
             let batch = Self.smallJobBatch(small.job)
             var writeBack = Self.firstWriteBack(of: small.job, devices: small.tokens.count)
             let (retry, stop) = try await settle(
-                result, batch: batch, of: small.job, into: &writeBack, tally: &tally, prior: nil)
+                result, batch: batch, of: small.job, into: &writeBack, tally: &tally, reads: nil)
             if let stop {
                 sent.stopped.append((small.job, stop))
             }

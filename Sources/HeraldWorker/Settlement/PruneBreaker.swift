@@ -15,6 +15,10 @@ import HeraldStore
 /// concurrently see each other's counts only once written back, so the cross-batch sum can lag by the batches in
 /// flight; each batch of a misconfigured app trips on its own anyway (all its answers are suspect), and a job this
 /// worker already stopped prunes no suspect answer (the stop registry).
+///
+/// It counts only answers a register-only key (embedded in apps, so anyone's) cannot forge: those of devices
+/// imported or registered by other keys, or delivered to before (`BatchCommit.pruneBreakerTrip`, schemas/026).
+/// The suspect answers of the other, unproven devices are pruned and never trip it.
 public struct PruneBreaker: Sendable, Hashable {
     /// The share of answers above which the breaker trips, in (0, 1].
     public var share: Double

@@ -30,8 +30,13 @@ struct Tally: Hashable, Sendable {
 /// retry queue or are parked, whether the job stops, and the metric counts. `Commit` carries it out.
 struct SettlementPlan: Sendable, Hashable {
     var sent = 0
-    /// BadDeviceToken and DeviceTokenNotForTopic answers, for the prune breaker's running count.
+    /// BadDeviceToken and DeviceTokenNotForTopic answers of devices that are evidence, for the prune breaker's
+    /// running count.
     var suspectAnswers = 0
+    /// Answers of unproven devices other than deliveries: left out of the breaker's running count.
+    var unprovenAnswers = 0
+    /// The devices delivered to, when the caller records first deliveries (planned batches).
+    var delivered: [DeviceToken] = []
     var prunes: [WriteBack.Prune] = []
     var failures: [WriteBack.Failure] = []
     /// Devices that failed transiently, with their reason, when `next` is `.retry` or `.park`.
@@ -61,36 +66,50 @@ enum Settlement {
     ///   - maximumAttempts: the attempt after which transient failures are parked instead of retried.
     ///   - holdPrunes: the prune breaker holds suspect answers (recorded as failures, not pruned).
     ///   - breakerStop: the breaker's reason when it tripped on this batch.
+    ///   - unproven: the devices (lowercase hex) that are not evidence: registered by a register-only key and never
+    ///     delivered to. Their BadDeviceToken and DeviceTokenNotForTopic answers are pruned unless the breaker holds
+    ///     prunes, and none of their answers counts towards the breaker.
+    ///   - recordsDeliveries: list the devices delivered to, so that their first delivery is recorded.
     static func plan(
         _ results: [DeviceResult],
         attempt: Int,
         maximumAttempts: Int,
         holdPrunes: Bool = false,
-        breakerStop: String? = nil
+        breakerStop: String? = nil,
+        unproven: Set<String> = [],
+        recordsDeliveries: Bool = false
     ) -> SettlementPlan {
         var plan = SettlementPlan()
         var transient: [(DeviceToken, String)] = []
         var jobFailure: APNSReason? = nil
         for result in results {
             let token = result.token
+            let isUnproven = !unproven.isEmpty && unproven.contains(token.hex)
             switch result.disposition {
             case .delivered:
                 plan.sent += 1
+                if recordsDeliveries { plan.delivered.append(token) }
             case .prune(let reason, _) where PruneBreaker.isSuspect(reason) && holdPrunes:
-                plan.suspectAnswers += 1
+                if isUnproven { plan.unprovenAnswers += 1 } else { plan.suspectAnswers += 1 }
                 plan.failures.append(.init(token: token, status: 400, reason: "\(reason) (not pruned: breaker)"))
                 plan.tally[Tally(outcome: .failed, reason: reason.rawValue), default: 0] += 1
             case .prune(let reason, let timestamp):
-                if PruneBreaker.isSuspect(reason) { plan.suspectAnswers += 1 }
+                if isUnproven {
+                    plan.unprovenAnswers += 1
+                } else if PruneBreaker.isSuspect(reason) {
+                    plan.suspectAnswers += 1
+                }
                 plan.prunes.append(.init(token: token, reason: reason.rawValue, apnsTimestamp: timestamp))
                 plan.tally[Tally(outcome: .pruned, reason: reason.rawValue), default: 0] += 1
             case .failDevice(let reason):
+                if isUnproven { plan.unprovenAnswers += 1 }
                 plan.failures.append(.init(token: token, status: nil, reason: reason.rawValue))
                 plan.tally[Tally(outcome: .failed, reason: reason.rawValue), default: 0] += 1
             case .exhausted(let reason), .retry(let reason, _):
                 transient.append((token, reason))
             case .failJob(let reason):
                 if reason != StopFlag.stopped, jobFailure == nil { jobFailure = reason }
+                if reason != StopFlag.stopped, isUnproven { plan.unprovenAnswers += 1 }
                 plan.failures.append(.init(token: token, status: nil, reason: reason.rawValue))
                 let label = reason == StopFlag.stopped ? "job_stopped" : reason.rawValue
                 plan.tally[Tally(outcome: .failed, reason: label), default: 0] += 1
@@ -130,6 +149,8 @@ extension WriteBack {
     mutating func add(_ plan: SettlementPlan) {
         sent += plan.sent
         suspectAnswers += plan.suspectAnswers
+        unprovenAnswers += plan.unprovenAnswers
+        delivered += plan.delivered
         retried += plan.retried
         prunes += plan.prunes
         failures += plan.failures
