@@ -39,6 +39,8 @@ struct CreateKey: AsyncParsableCommand {
     @Option(help: "The key's API rate limit, in requests a second in each API process (default: none).")
     var requestsPerSecond: Int?
 
+    @OptionGroup var appsFile: AppsFileOptions
+
     func validate() throws {
         guard !app.isEmpty else { throw ValidationError("--app must not be empty") }
         for scope in scopes where APIScope(rawValue: scope) == nil {
@@ -53,6 +55,7 @@ struct CreateKey: AsyncParsableCommand {
     func run() async throws {
         let logger = services.makeLogger(label: "herald.keys")
         let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
+        try KnownApps(services.resolve([.appsFile], with: [appsFile])).check(app)
         let key = APIKey.generate()
         let (app, label, rate) = (self.app, self.label, self.requestsPerSecond)
         let scopes = scopes.isEmpty ? [.admin] : Set(scopes.compactMap(APIScope.init(rawValue:)))
