@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPI
+import HeraldCore
 import HeraldMessaging
 import HeraldProducer
 import HeraldStore
@@ -28,15 +29,17 @@ struct APIHarness: Sendable {
     }
 
     /// Runs `body` against the router (no sockets), then deletes the test's queues.
-    static func run(maximumBodySize: Int = 64 * 1024, _ body: @escaping @Sendable (APIHarness) async throws -> Void)
-        async throws
-    {
+    static func run(
+        maximumBodySize: Int = 64 * 1024, apps: AppsFile? = nil,
+        _ body: @escaping @Sendable (APIHarness) async throws -> Void
+    ) async throws {
         let logger = Logger(label: "test.api")
         try await TemporaryDatabase.withMigratedStore { store, database in
             var configuration = APIConfiguration(
                 amqp: try AMQPConfiguration(url: TestServices.amqpURL), database: database)
             configuration.topology = Topology(prefix: TestServices.uniqueName("api"))
             configuration.maximumBodySize = maximumBodySize
+            configuration.apps = apps
             let keyA = APIKey.generate()
             let keyB = APIKey.generate()
             _ = try await store.createAPIKey(
@@ -44,6 +47,8 @@ struct APIHarness: Sendable {
             _ = try await store.createAPIKey(
                 app: appB, hash: APIKey.hash(keyB), prefix: APIKey.prefix(keyB), label: nil)
             let producer = Producer(configuration: API.producerConfiguration(configuration), logger: logger)
+            // Connected before the first request, as a running API soon is: readiness then reads its state.
+            try await producer.connect()
             let api = API(configuration: configuration, store: store, producer: producer)
             let application = Application(router: api.makeRouter(), logger: logger)
             let settings = configuration
