@@ -1,9 +1,9 @@
 import Foundation
 import HeraldMessaging
 import HeraldStore
+import HeraldTestSupport
 import Logging
 import RabbitMQ
-import HeraldTestSupport
 import Testing
 
 /// Every shell example of README.md and docs/ either runs or says it does not: a fenced ```sh block runs here, with
@@ -91,7 +91,8 @@ struct Sandbox {
     let environment: [String: String]
 
     init(database: DatabaseConfiguration) throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent(TestServices.uniqueName("herald-docs"))
+        root =
+            FileManager.default.temporaryDirectory.appendingPathComponent(TestServices.uniqueName("herald-docs"))
             .path
         let manager = FileManager.default
         for directory in [".state/demo", ".build/debug", "bin"] {
@@ -105,7 +106,8 @@ struct Sandbox {
         let demo = root + "/.state/demo/"
         for (name, text) in [
             ("ca.pem", TestCredentials.caCertificatePEM), ("server.pem", TestCredentials.serverCertificatePEM),
-            ("server.key", TestCredentials.serverPrivateKeyPEM), ("AuthKey_DEMOKEY123.p8", TestCredentials.providerKeyPEM),
+            ("server.key", TestCredentials.serverPrivateKeyPEM),
+            ("AuthKey_DEMOKEY123.p8", TestCredentials.providerKeyPEM),
         ] {
             try text.write(toFile: demo + name, atomically: true, encoding: .utf8)
         }

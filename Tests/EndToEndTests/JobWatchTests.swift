@@ -65,7 +65,8 @@ final class WatchedProcess: Sendable {
     private let pending = PendingText()
 
     init(
-        executable: String = WorkerHarness.heraldExecutable, arguments: [String], environment extra: [String: String] = [:]
+        executable: String = WorkerHarness.heraldExecutable, arguments: [String],
+        environment extra: [String: String] = [:]
     ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)

@@ -34,7 +34,8 @@ import Testing
                 .post, "/v1/apps/\(APIHarness.appB)/notifications", key: h.keyB,
                 json: #"{"target": {"all": true}, "notification": {"aps": {"alert": "x"}}}"#)
             #expect(notified.errorCode == "unknown_app")
-            #expect(try await h.store.device(app: APIHarness.appB, token: .init(trustedHex: APIHarness.token(2))) == nil)
+            #expect(
+                try await h.store.device(app: APIHarness.appB, token: .init(trustedHex: APIHarness.token(2))) == nil)
             // Authentication still comes first.
             let anonymous = try await h.request(.post, "/v1/apps/\(APIHarness.appB)/devices", key: nil, json: "{}")
             #expect(anonymous.status == .unauthorized)

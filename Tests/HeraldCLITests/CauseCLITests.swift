@@ -96,7 +96,8 @@ import Testing
         let (path, directory) = try Self.appsFile()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try await TemporaryDatabase.withMigratedStore { _, database in
-            try await Self.portInUse(port, directory: directory, path: path, database: HeraldBinary.databaseURL(database))
+            try await Self.portInUse(
+                port, directory: directory, path: path, database: HeraldBinary.databaseURL(database))
         }
     }
 

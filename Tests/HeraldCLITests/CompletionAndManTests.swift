@@ -30,7 +30,8 @@ import Testing
         }
         #expect(status == 0)
         let pages = try FileManager.default.contentsOfDirectory(atPath: directory)
-        #expect(pages.contains("herald.1") && pages.contains("herald.jobs.watch.1") && pages.contains("herald.worker.1"))
+        #expect(
+            pages.contains("herald.1") && pages.contains("herald.jobs.watch.1") && pages.contains("herald.worker.1"))
         let watch = try String(contentsOfFile: directory + "/herald.jobs.watch.1", encoding: .utf8)
         #expect(watch.hasPrefix(".TH \"HERALD-JOBS-WATCH\" 1"))
         #expect(watch.contains("--interval") && watch.contains("(default: 1.0)"), "\(watch)")
@@ -39,10 +40,15 @@ import Testing
     @Test func aJobsProgressLineSaysPlanningUntilPlannedThenGivesTheShareAndTheETA() {
         let planning = JobProgressText.line(
             Self.progress(targeted: 800, sent: 300, planned: false), perSecond: 100)
-        #expect(planning == "running  planning (800 targeted so far, 300 settled)  sent 300, pruned 0, failed 0, expired 0  100/s  ETA once planned")
+        #expect(
+            planning
+                == "running  planning (800 targeted so far, 300 settled)  sent 300, pruned 0, failed 0, expired 0  100/s  ETA once planned"
+        )
         let planned = JobProgressText.line(
             Self.progress(targeted: 2000, sent: 1190, pruned: 10, planned: true), perSecond: 400)
-        #expect(planned == "running  60.0% (1200 of 2000 settled)  sent 1190, pruned 10, failed 0, expired 0  400/s  ETA 2s")
+        #expect(
+            planned == "running  60.0% (1200 of 2000 settled)  sent 1190, pruned 10, failed 0, expired 0  400/s  ETA 2s"
+        )
         #expect(JobProgressText.duration(185) == "3m05s" && JobProgressText.duration(7800) == "2h10m")
         var rate = JobRate()
         let start = ContinuousClock.now

@@ -22,7 +22,9 @@ import Testing
         ),
         (
             // A certificate's field under token auth would be ignored as surely as a typo.
-            app("", auth: #""auth": {"type": "token", "team_id": "T", "key_id": "K", "key_file": "k", "p12_file": "x"}"#),
+            app(
+                "", auth: #""auth": {"type": "token", "team_id": "T", "key_id": "K", "key_file": "k", "p12_file": "x"}"#
+            ),
             "unknown field p12_file in the auth of app com.example.news; the known fields are type, team_id, key_id, "
                 + "key_file"
         ),
