@@ -7,25 +7,11 @@ extension AppsFile {
         do {
             return try PayloadValue(json: data)
         } catch {
-            let (line, column) = Self.lineAndColumn(of: error.offset, in: data)
+            let (line, column) = JSONTextPosition.lineAndColumn(ofByte: error.offset, in: data)
             throw ConfigurationError(
                 "apps file\(path.map { " \($0)" } ?? "") is not valid JSON: \(error.message) at line \(line), "
                     + "column \(column)")
         }
-    }
-
-    /// The 1-based line and column (in characters) of byte `offset`.
-    static func lineAndColumn(of offset: Int, in data: Data) -> (line: Int, column: Int) {
-        var line = 1
-        var lineStart = data.startIndex
-        let end = data.index(data.startIndex, offsetBy: min(max(offset, 0), data.count))
-        for index in data.startIndex..<end where data[index] == UInt8(ascii: "\n") {
-            line += 1
-            lineStart = index + 1
-        }
-        // Count characters, not bytes: continuation bytes (10xxxxxx) do not start one.
-        let column = data[lineStart..<end].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
-        return (line, column)
     }
 
     /// Refuses a field the apps file does not define, naming it, where it is, and the known field nearest to it:
