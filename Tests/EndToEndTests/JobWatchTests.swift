@@ -14,18 +14,21 @@ import Testing
             let worker = try harness.startWorker { $0.batchSize = 100 }
             let watch = try WatchedProcess(
                 arguments: [
-                    "jobs", "watch", "w1", "--app", WorkerHarness.app, "--interval", "0.2",
+                    "jobs", "watch", "w1", "--app", WorkerHarness.app, "--interval", "0.2", "--wait", "150",
                     "--database-url", harness.database.url,
                 ])
-            // Started before the job exists: it waits for it.
-            _ = await watch.lines.wait { $0.contains { $0.hasPrefix("waiting for job w1") } }
+            // Started before the job exists: it waits for it (or it ended, and the test fails with what it said).
+            let waiting = await watch.lines.wait {
+                $0.contains { $0.hasPrefix("waiting for job w1") } || $0.contains(WatchedProcess.endOfOutput)
+            }
+            try #require(waiting.contains { $0.hasPrefix("waiting for job w1") }, "\(waiting)")
             var job = WorkerHarness.broadcast(id: "w1")
             job.throttlePerSecond = 200  // three seconds at least: a job the watch sees running
             try await harness.publish(job)
             let status = await watch.exit()
             try await worker.stop()
 
-            let lines = watch.lines.events
+            let lines = watch.output
             #expect(status == 0, "\(lines)")
             let running = lines.filter { $0.hasPrefix("running") }
             #expect(!running.isEmpty, "\(lines)")
@@ -44,8 +47,8 @@ import Testing
                 arguments: ["jobs", "show", "w1", "--app", WorkerHarness.app, "--database-url", harness.database.url])
             #expect(await shown.exit() == 0)
             #expect(
-                shown.lines.events.contains("progress: 100.0% settled (600 of 600 targeted; planning done)"),
-                "\(shown.lines.events)")
+                shown.output.contains("progress: 100.0% settled (600 of 600 targeted; planning done)"),
+                "\(shown.output)")
         }
     }
 
@@ -59,7 +62,10 @@ import Testing
 
 /// A process (`herald` unless told otherwise) whose standard output is read line by line as it comes.
 final class WatchedProcess: Sendable {
+    /// The lines so far, then `endOfOutput` once the output has ended (the process exited).
     let lines = EventCollector<String>()
+    /// The last line `lines` records.
+    static let endOfOutput = "\u{4}"
     /// The exit status, and nil for the end of the output: both come before `exit()` returns.
     private let ends = EventCollector<Int32?>()
     private let pending = PendingText()
@@ -90,12 +96,16 @@ final class WatchedProcess: Sendable {
             for line in complete { lines.record(line) }
             if data.isEmpty {
                 handle.readabilityHandler = nil
+                lines.record(Self.endOfOutput)
                 ends.record(nil)
             }
         }
         process.terminationHandler = { ends.record($0.terminationStatus) }
         try process.run()
     }
+
+    /// The lines of its output so far.
+    var output: [String] { lines.events.filter { $0 != Self.endOfOutput } }
 
     /// Waits for the process to exit and its output to end; its exit status.
     func exit() async -> Int32 {

@@ -36,8 +36,8 @@ struct ProducerExampleTests {
                     "HERALD_AMQP_URL": TestServices.amqpURL, "HERALD_JOBS_QUEUE": harness.topology.jobs,
                     "JOB_ID": "py-1",
                 ])
-            #expect(await run.exit() == 0, "\(run.lines.events)")
-            #expect(run.lines.events.contains("published job py-1"))
+            #expect(await run.exit() == 0, "\(run.output)")
+            #expect(run.output.contains("published job py-1"))
             #expect(await harness.waitUntilFinished("py-1") == .done)
             try await worker.stop()
             let received = harness.simulator.records.filter { $0.payload.contains("Goal!") }.map(\.token)
