@@ -13,6 +13,7 @@ STATE_DIR  := .state
 SERVICES_ENV := $(STATE_DIR)/services.env
 FORMAT_PATHS := Sources Tests Package.swift
 SHELL_SCRIPTS := deploy/dev/services.sh deploy/dev/demo.sh deploy/dev/cluster.sh deploy/dev/cluster-test.sh deploy/dev/test-pairs.sh \
+	deploy/dev/man.sh \
 	deploy/compose/sim-credentials.sh deploy/compose/secrets.sh .ci/run
 BENCH_SRC  := bench/amqp-baseline.c
 BENCH_BIN  := bench/amqp-baseline
@@ -22,7 +23,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 .PHONY: help services-up services-down services-status build release unit test demo lint format bench clean-state \
-	cluster-up cluster-down cluster-test
+	cluster-up cluster-down cluster-test man
 
 help: ## List targets
 	@echo "usage: make TARGET"
@@ -62,8 +63,17 @@ DATABASE_OUTAGE := \.DatabaseOutageTests/
 # The broker restart, and the consumer timeout that ConsumerTimeoutTests cuts to 5 s for the whole broker.
 BROKER_RESTART := \.(BrokerRestartTests|ConsumerTimeoutTests)/
 
-test: services-up ## All tests, against the dev services
+# pika in a virtual environment, for the Python producer example of docs/producer.md (ProducerExampleTests).
+PIKA_VENV := $(STATE_DIR)/pika
+
+$(PIKA_VENV)/.installed:
+	python3 -m venv $(PIKA_VENV)
+	$(PIKA_VENV)/bin/pip install --quiet --disable-pip-version-check 'pika>=1.3,<2'
+	touch $@
+
+test: services-up $(PIKA_VENV)/.installed ## All tests, against the dev services
 	set -a; source $(SERVICES_ENV); set +a; \
+	export HERALD_TEST_PYTHON="$(CURDIR)/$(PIKA_VENV)/bin/python"; \
 	export HERALD_TEST_AMQP_URL="$$HERALD_AMQP_URL" HERALD_TEST_DATABASE_URL="$$HERALD_DATABASE_URL" \
 		HERALD_TEST_AMQPS_URL="$$HERALD_AMQPS_URL" HERALD_TEST_AMQPS_CA_FILE="$$HERALD_AMQPS_CA_FILE" \
 		HERALD_TEST_AMQPS_OTHER_CA_FILE="$$HERALD_AMQPS_OTHER_CA_FILE"; \
@@ -72,6 +82,10 @@ test: services-up ## All tests, against the dev services
 		$(SWIFT_TEST_FLAGS); \
 	SWIFT='$(SWIFT)' SWIFT_TEST_FLAGS='$(SWIFT_TEST_FLAGS)' deploy/dev/test-pairs.sh \
 		'$(DATABASE_OUTAGE)' '$(AMQP_TIMED)' '$(BROKER_RESTART)' '$(APNS_TIMED)'
+
+man: ## Man pages of herald and each subcommand, generated from the command parser, into .build/man/
+	$(SWIFT) build --product herald
+	deploy/dev/man.sh "$$($(SWIFT) build --show-bin-path)/herald" .build/man
 
 demo: services-up ## Build herald and run `herald demo` end to end on the dev services
 	$(SWIFT) build --product herald

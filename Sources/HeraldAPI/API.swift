@@ -24,6 +24,10 @@ public struct API: Sendable {
         self.producer = producer
     }
 
+    /// How soon a request whose statement meets a database outage gives up (503, `Retry-After`): a client waits
+    /// well under a second, where the worker's statements wait out a short outage (`StallPolicy()`).
+    public static let databaseStalls = StallPolicy(checkInterval: .milliseconds(200), grace: .milliseconds(400))
+
     /// The router with every route: `/v1/…` behind API keys, `/metrics` and `/health/…` open.
     public func makeRouter() -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
@@ -35,15 +39,19 @@ public struct API: Sendable {
             to: router,
             registry: configuration.metricsRegistry,
             readiness: Readiness {
-                let database = (try? await store.ping()) != nil
-                let broker = (try? await producer.connect()) != nil
-                return ["postgres": database, "amqp": broker]
+                // Each check on its own and at once, within a second or two: a database that is down must neither
+                // hold the answer for the pool's retries nor make the broker look down. The broker's check is the
+                // open connection's state, or a first connection (with its queue declarations) if there is none.
+                async let database = store.databaseAnswers(within: .seconds(1))
+                async let broker = producer.answers(within: .seconds(2))
+                return ["postgres": await database, "amqp": await broker]
             }
         )
-        let v1 = router.group("v1").add(
+        var v1 = router.group("v1").add(
             middleware: APIKeyAuthenticator(
                 store: store, limiter: limiter,
                 registerRequestsPerSecond: configuration.registerRequestsPerSecond))
+        if let apps = configuration.apps { v1 = v1.add(middleware: KnownAppMiddleware(apps: apps)) }
         DeviceRoutes(api: self).add(to: v1)
         ActivityTokenRoutes(api: self).add(to: v1)
         NotificationRoutes(api: self).add(to: v1)
@@ -91,7 +99,8 @@ public func buildAPI(
 ) -> ServiceGroup {
     let postgres = PostgresClient(configuration: configuration.database.clientConfiguration, backgroundLogger: logger)
     let store = Store(
-        client: postgres, logger: logger, probeConnection: try? configuration.database.connectionConfiguration())
+        client: postgres, logger: logger, stalls: API.databaseStalls,
+        probeConnection: try? configuration.database.connectionConfiguration())
     let producer = Producer(configuration: API.producerConfiguration(configuration), logger: logger)
     let api = API(configuration: configuration, store: store, producer: producer)
     return ServiceGroup(

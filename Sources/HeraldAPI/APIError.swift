@@ -60,7 +60,8 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
 }
 
 /// Turns every error into the JSON error shape: API errors as they are, Hummingbird's (404 for an unknown route,
-/// 413 for a body over the limit) by their status, anything else as a 500 whose details go only to the log.
+/// 413 for a body over the limit) by their status, a database that cannot be used as a 503 with `Retry-After`,
+/// anything else as a 500 whose details go only to the log.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = APIRequestContext
 
@@ -71,6 +72,9 @@ struct ErrorMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch let error as APIError {
             throw error
+        } catch let error as StoreError where error.isUnavailable {
+            context.logger.warning("database unavailable", metadata: ["error": "\(error)"])
+            throw APIError.databaseUnavailable
         } catch is NIOTooManyBytesError {
             throw APIError.tooLarge
         } catch let error as any HTTPResponseError {
@@ -89,5 +93,8 @@ struct ErrorMiddleware: RouterMiddleware {
 }
 
 extension APIError {
+    /// The database is down, lost or refusing connections: try again later.
+    static let databaseUnavailable = APIError(
+        .serviceUnavailable, code: "database_unavailable", "the database is unavailable; retry later", retryAfter: 5)
     static let tooLarge = APIError(.contentTooLarge, code: "body_too_large", "the request body is over the size limit")
 }

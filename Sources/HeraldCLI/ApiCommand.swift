@@ -33,6 +33,13 @@ struct ApiCommand: AsyncParsableCommand {
                 "host": "\(configuration.host)", "port": "\(configuration.port)", "amqp": "\(configuration.amqp)",
             ]
         )
-        try await buildAPI(configuration: configuration, logger: logger).run()
+        try await refuseUnusableDatabase(configuration.database, logger: logger)
+        do {
+            try await buildAPI(configuration: configuration, logger: logger).run()
+        } catch {
+            throw AddressInUse.explain(
+                error, what: "the API", host: configuration.host, port: configuration.port,
+                setting: AddressInUse.setting(.apiPort), source: "\(settings.source(of: .apiPort))")
+        }
     }
 }

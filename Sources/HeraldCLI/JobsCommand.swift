@@ -4,12 +4,12 @@ import HeraldCommandLine
 import HeraldCore
 import HeraldStore
 
-/// `herald jobs show ID [--app A]` and `herald jobs cancel ID [--app A]`.
+/// `herald jobs show ID [--app A]`, `herald jobs watch ID [--app A]` and `herald jobs cancel ID [--app A]`.
 struct JobsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobs",
         abstract: "Look at and cancel jobs.",
-        subcommands: [ShowJob.self, CancelJob.self]
+        subcommands: [ShowJob.self, WatchJob.self, CancelJob.self]
     )
 }
 
@@ -40,7 +40,7 @@ struct JobSelection: ParsableArguments {
     }
 }
 
-/// `herald jobs show ID [--app A]`: state and counters.
+/// `herald jobs show ID [--app A]`: state, counters and the share settled.
 struct ShowJob: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Print a job's state and counters.")
 
@@ -51,12 +51,16 @@ struct ShowJob: AsyncParsableCommand {
         let logger = services.makeLogger(label: "herald.jobs")
         let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
         let selection = self.job
-        let job = try await withStore(database, logger: logger) { store in try await selection.resolve(in: store) }
+        let (job, progress) = try await withStore(database, logger: logger) { store in
+            let job = try await selection.resolve(in: store)
+            return (job, try await store.jobProgress(app: job.app, id: job.id))
+        }
         let c = job.counters
         print("job \(job.id): app \(job.app), \(job.state.rawValue), target \(job.targetKind)")
         print(
             "targeted \(c.targeted), sent \(c.sent), pruned \(c.pruned), failed \(c.failed), expired \(c.expired), retried \(c.retried)"
         )
+        if let progress, job.state != .queued, job.state != .scheduled { print(JobProgressText.showLine(progress)) }
         if let error = job.error { print("error: \(error)") }
     }
 }

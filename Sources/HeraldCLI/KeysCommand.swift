@@ -53,6 +53,8 @@ struct CreateKey: AsyncParsableCommand {
             """)
     var activityTokensPerDevice: Int?
 
+    @OptionGroup var appsFile: AppsFileOptions
+
     func validate() throws {
         guard !app.isEmpty else { throw ValidationError("--app must not be empty") }
         guard !scopes.isEmpty else {
@@ -78,6 +80,7 @@ struct CreateKey: AsyncParsableCommand {
     func run() async throws {
         let logger = services.makeLogger(label: "herald.keys")
         let database = try DatabaseConfiguration(url: services.resolvedDatabaseURL())
+        try KnownApps(services.resolve([.appsFile], with: [appsFile])).check(app)
         let key = APIKey.generate()
         let (app, label, rate) = (self.app, self.label, self.requestsPerSecond)
         let (devices, activityTokens) = (devicesPerHour, activityTokensPerDevice)

@@ -36,3 +36,14 @@ func withStore<T: Sendable>(
 ) async throws -> T {
     try await Store.withStore(database, logger: logger, body)
 }
+
+/// Fails at once with PostgreSQL's own error when the server refuses `database`'s connection for a reason waiting
+/// does not cure (a wrong password, a database that does not exist: `Store.connectionRefusal`), before a long-running
+/// command starts its services; a server that is down is waited for by them, as before.
+func refuseUnusableDatabase(_ database: DatabaseConfiguration, logger: Logger) async throws {
+    if let probe = try? database.connectionConfiguration(),
+        let refusal = await Store.connectionRefusal(probe, logger: logger)
+    {
+        throw refusal
+    }
+}

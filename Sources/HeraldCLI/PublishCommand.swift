@@ -67,6 +67,8 @@ struct PublishCommand: AsyncParsableCommand {
 
     @OptionGroup var queues: QueueOptions
 
+    @OptionGroup var appsFile: AppsFileOptions
+
     @Option(help: "Publishes awaiting their confirm at once (with --file).")
     var concurrency: Int = 64
 
@@ -88,6 +90,8 @@ struct PublishCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = services.makeLogger(label: "herald.publish")
+        let known = try KnownApps(services.resolve([.appsFile], with: [appsFile]))
+        if file == nil, let app { try known.check(app) }
         let producer = Producer(
             configuration: ProducerConfiguration(
                 amqp: try AMQPConfiguration(url: services.resolvedAMQPURL()),
@@ -97,7 +101,7 @@ struct PublishCommand: AsyncParsableCommand {
         )
         do {
             if let file {
-                try await publishFile(file, producer: producer)
+                try await publishFile(file, producer: producer, known: known)
             } else {
                 try await publishOne(producer: producer)
             }
@@ -140,7 +144,7 @@ struct PublishCommand: AsyncParsableCommand {
         print("published job \(published.id)")
     }
 
-    func publishFile(_ path: String, producer: Producer) async throws {
+    func publishFile(_ path: String, producer: Producer, known: KnownApps) async throws {
         var lines = try LineReader(path: path)
         let defaultApp = app
         var lineNumber = 0
@@ -157,6 +161,10 @@ struct PublishCommand: AsyncParsableCommand {
                     prepared = try Self.prepare(line, defaultApp: defaultApp)
                 } catch {
                     rejected.append("line \(lineNumber): \(error)")
+                    continue
+                }
+                if let problem = known.problem(with: prepared.app) {
+                    rejected.append("line \(lineNumber): \(problem)")
                     continue
                 }
                 if inFlight >= concurrency, let ok = try await group.next() {

@@ -55,7 +55,12 @@ struct SimulatorCommand: AsyncParsableCommand {
         if let clientCa { configuration.clientCertificateTrustRootsPEM = [try read(clientCa)] }
         let simulator = APNSSimulator(
             configuration: configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
-        let bound = try await simulator.start()
+        let bound: Int
+        do {
+            bound = try await simulator.start()
+        } catch {
+            throw AddressInUse.explain(error, what: "the APNs simulator", host: host, port: port, setting: "--port")
+        }
         print("apns-sim listening on https://\(host):\(bound)")
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         for await _ in signals { break }

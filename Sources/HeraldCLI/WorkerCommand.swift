@@ -40,7 +40,15 @@ struct WorkerCommand: AsyncParsableCommand {
                 ])
         }
         configuration.metricsRegistry = MetricsSetup.bootstrapOnce()
+        try await refuseUnusableDatabase(configuration.database, logger: logger)
         let group = try buildWorker(configuration: configuration, logger: logger)
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            throw AddressInUse.explain(
+                error, what: "the worker's metrics and health server", host: configuration.operationsHost,
+                port: configuration.operationsPort ?? 0, setting: AddressInUse.setting(.metricsPort),
+                source: "\(settings.source(of: .metricsPort))")
+        }
     }
 }

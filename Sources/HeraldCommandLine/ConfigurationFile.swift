@@ -1,5 +1,7 @@
+import APNSCore
 import Configuration
 import Foundation
+import HeraldCore
 
 /// The configuration file, read once: a JSON object whose keys are the registry's, nested
 /// (`{"worker": {"prefetch": 512}}`) or dotted (`{"worker.prefetch": 512}`).
@@ -18,6 +20,15 @@ struct ConfigurationFile: Sendable {
             let reason = FileManager.default.fileExists(atPath: path) ? "it is not readable" : "there is no such file"
             throw ConfigurationProblems(["cannot read the configuration file \(path) (from \(origin)): \(reason)"])
         }
+        do {
+            _ = try PayloadValue(json: data)
+        } catch {
+            let (line, column) = JSONTextPosition.lineAndColumn(ofByte: error.offset, in: data)
+            throw ConfigurationProblems([
+                "the configuration file \(path) (from \(origin)) is not valid JSON: \(error.message) at line \(line), "
+                    + "column \(column)"
+            ])
+        }
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw ConfigurationProblems([
                 "the configuration file \(path) (from \(origin)) is not a JSON object of Herald's keys "
@@ -29,9 +40,10 @@ struct ConfigurationFile: Sendable {
         let unknown = leaves.keys.filter { ConfigurationKey.named($0) == nil }.sorted()
         guard unknown.isEmpty else {
             throw ConfigurationProblems(
-                unknown.map {
-                    "the configuration file \(path) sets \($0), which is not a key of Herald's configuration "
-                        + "(herald config docs lists them)"
+                unknown.map { name in
+                    let nearest = NearestName.suggestion(for: name, among: ConfigurationKey.all.map(\.name))
+                    return "the configuration file \(path) sets \(name), which is not a key of Herald's configuration"
+                        + (nearest.map { "; did you mean \($0)?" } ?? "") + " (herald config docs lists them)"
                 })
         }
         do {

@@ -48,7 +48,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         /// An extra trust root (PEM file) for `url`; certificate verification is never switched off.
         public var caFile: String?
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case url
             case secretFile = "secret_file"
             case caFile = "ca_file"
@@ -64,7 +64,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     /// Whether the app's events are written: `events`, or a webhook.
     public var hasEvents: Bool { events == true || webhook != nil }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id, topic, environment, environments, endpoint, endpoints
         case caFile = "ca_file"
         case auth
@@ -119,7 +119,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         case token(teamID: String, keyID: String, keyFile: String)
         case certificate(p12File: String, passphraseEnv: String?)
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case type
             case teamID = "team_id"
             case keyID = "key_id"
@@ -234,18 +234,18 @@ public struct AppsFile: Sendable, Hashable, Codable {
 
     public init(apps: [AppConfiguration]) { self.apps = apps }
 
-    /// Parses and checks an apps file: unique ids, usable endpoints, auth fields present.
-    public static func parse(_ data: Data) throws(ConfigurationError) -> AppsFile {
+    /// Parses and checks an apps file: valid JSON (else the error names `path`, the line and the column), no field
+    /// it does not define (the error names the field and the nearest known one), unique ids, usable endpoints, auth
+    /// fields present. Every reader of the apps file (worker, its SIGHUP reload, API, CLI, doctor) comes here.
+    public static func parse(_ data: Data, path: String? = nil) throws(ConfigurationError) -> AppsFile {
+        try checkFields(try jsonTree(data, path: path))
         let file: AppsFile
         do {
             file = try JSONDecoder().decode(AppsFile.self, from: data)
         } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                throw ConfigurationError("apps file is not valid JSON")
-            }
             throw ConfigurationError("apps file is not valid: \(error.sentence(root: "the file"))")
         } catch {
-            throw ConfigurationError("apps file is not valid JSON")
+            throw ConfigurationError("apps file\(path.map { " \($0)" } ?? "") is not valid JSON")
         }
         var seen = Set<String>()
         for app in file.apps {

@@ -21,7 +21,7 @@ public struct LiveActivitySettings: Sendable, Hashable, Codable {
     /// Seconds after an end event's timestamp that Herald sets as its `dismissal-date` when the job gives none.
     public var dismissAfterSeconds: Int?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case channelsEndpoint = "channels_endpoint"
         case broadcastEndpoint = "broadcast_endpoint"
         case frequentUpdates = "frequent_updates"

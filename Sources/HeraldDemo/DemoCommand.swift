@@ -297,9 +297,24 @@ struct DemoScenario {
         }
         if parked < 2 { problems.append("\(parked) malformed messages parked, 2 expected") }
         var table = Self.format(rows)
+        table += "\n" + Self.legend(deadCount: deadCount)
         table += "\nparked malformed messages: \(parked); devices left: \(remaining) of \(deviceCount)"
         table += "\nsimulator: \(simulator.summary())"
         return Report(table: table, problems: problems)
+    }
+
+    /// What each column of the table counts, and why a passing run shows failures.
+    static func legend(deadCount: Int) -> String {
+        """
+        targeted  devices the job resolved to (its tokens, the user's, the topic's, or the whole app's)
+        sent      notifications APNs (here the simulator) accepted: one per live device
+        pruned    devices APNs answered 410 Unregistered (or 400 BadDeviceToken): deleted by this job, and listed
+                  in the dead-token report; \(deadCount) of the demo's devices are dead
+        failed    devices neither sent nor pruned. In a passing demo these are dead devices that another job had
+                  just pruned: this job had targeted them before they were deleted, so their 410 is recorded as a
+                  failure with the reason "already pruned" (table delivery_failures), not pruned twice
+        check     ok when the simulator received exactly one notification for each live device the job should reach
+        """
     }
 
     static func format(_ rows: [[String]]) -> String {

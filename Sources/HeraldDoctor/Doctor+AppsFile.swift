@@ -13,12 +13,12 @@ extension Doctor {
         }
         let file: AppsFile
         do {
-            file = try AppsFile.parse(data)
+            file = try AppsFile.parse(data, path: path)
         } catch {
             return [
                 .fail(
                     "apps file",
-                    "\(path) is not a valid apps file: \(Self.appsFileProblem(data, error)) (docs/devices.md, The apps "
+                    "\(path) is not a valid apps file: \(Self.appsFileProblem(data, error, path: path)) (docs/devices.md, The apps "
                         + "file)")
             ]
         }
@@ -35,8 +35,11 @@ extension Doctor {
     }
 
     /// Why `AppsFile.parse` refused the file, as a sentence (its messages name the field, never a decoder's dump).
-    static func appsFileProblem(_ data: Data, _ error: ConfigurationError) -> String {
-        if error.message == "apps file is not valid JSON" { return "it is not valid JSON" }
+    static func appsFileProblem(_ data: Data, _ error: ConfigurationError, path: String = "") -> String {
+        for prefix in ["apps file \(path) is not valid JSON", "apps file is not valid JSON"]
+        where error.message.hasPrefix(prefix) {
+            return "it is not valid JSON" + error.message.dropFirst(prefix.count)
+        }
         for prefix in ["apps file is not valid: ", "apps file: "] where error.message.hasPrefix(prefix) {
             return String(error.message.dropFirst(prefix.count))
         }

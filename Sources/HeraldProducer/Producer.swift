@@ -4,6 +4,7 @@ import HeraldCore
 import HeraldMessaging
 import Logging
 import RabbitMQ
+import Synchronization
 
 /// Where and how a `Producer` publishes.
 public struct ProducerConfiguration: Sendable {
@@ -135,6 +136,25 @@ public actor Producer {
     /// Whether the producer holds an open connection (for readiness checks); does not connect.
     public var isConnected: Bool { connection != nil }
 
+    /// Whether the broker answers (for readiness checks): the open connection's state, or else a connection
+    /// attempt that may take at most `timeout` (it goes on in the background, and a publish then uses it).
+    public func answers(within timeout: Duration) async -> Bool {
+        if let connection { return connection.isConnected }
+        if isClosed { return false }
+        let attempt = Task { (try? await self.connect()) != nil }
+        let answered = FirstAnswer()
+        return await withCheckedContinuation { continuation in
+            @Sendable func answer(_ value: Bool) {
+                if answered.isFirst() { continuation.resume(returning: value) }
+            }
+            Task { answer(await attempt.value) }
+            Task {
+                try? await Task.sleep(for: timeout)
+                answer(false)
+            }
+        }
+    }
+
     /// Connects now rather than on the first publish (start-up checks).
     public func connect() async throws(ProducerError) {
         do {
@@ -187,4 +207,11 @@ public actor Producer {
         connection = nil
         await old?.close()
     }
+}
+
+/// True for the first caller only: the first of two racing answers wins.
+private final class FirstAnswer: Sendable {
+    private let taken = Atomic(false)
+
+    func isFirst() -> Bool { !taken.exchange(true, ordering: .acquiringAndReleasing) }
 }

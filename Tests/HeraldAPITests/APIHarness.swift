@@ -1,5 +1,6 @@
 import Foundation
 import HeraldAPI
+import HeraldCore
 import HeraldMessaging
 import HeraldProducer
 import HeraldStore
@@ -43,7 +44,7 @@ struct APIHarness: Sendable {
 
     /// Runs `body` against the router (no sockets), then deletes the test's queues.
     static func run(
-        maximumBodySize: Int = 64 * 1024,
+        maximumBodySize: Int = 64 * 1024, apps: AppsFile? = nil,
         configure: (inout APIConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (APIHarness) async throws -> Void
     ) async throws {
@@ -53,6 +54,7 @@ struct APIHarness: Sendable {
                 amqp: try AMQPConfiguration(url: TestServices.amqpURL), database: database)
             configuration.topology = Topology(prefix: TestServices.uniqueName("api"))
             configuration.maximumBodySize = maximumBodySize
+            configuration.apps = apps
             configuration.identities[appA] = AppIdentity(secret: identitySecret)
             configure(&configuration)
             let keyA = APIKey.generate()
@@ -62,6 +64,8 @@ struct APIHarness: Sendable {
             _ = try await store.createAPIKey(
                 app: appB, hash: APIKey.hash(keyB), prefix: APIKey.prefix(keyB), label: nil)
             let producer = Producer(configuration: API.producerConfiguration(configuration), logger: logger)
+            // Connected before the first request, as a running API soon is: readiness then reads its state.
+            try await producer.connect()
             let api = API(configuration: configuration, store: store, producer: producer)
             let application = Application(router: api.makeRouter(), logger: logger)
             let settings = configuration

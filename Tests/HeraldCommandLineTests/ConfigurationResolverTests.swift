@@ -165,8 +165,13 @@ import Testing
         ),
         (
             [:], [:], "{\"worker\": {\"prefech\": 5}}",
-            "the configuration file FILE sets worker.prefech, which is not a key of Herald's configuration "
-                + "(herald config docs lists them)"
+            "the configuration file FILE sets worker.prefech, which is not a key of Herald's configuration; did you "
+                + "mean worker.prefetch? (herald config docs lists them)"
+        ),
+        (
+            [:], [:], "{\"worker\": {\"prefetch\": 5,}}",
+            "the configuration file FILE (from --config) is not valid JSON: expected a string key at line 1, "
+                + "column 27"
         ),
         (
             [:], [:], "[1, 2]",

@@ -44,3 +44,14 @@ import Testing
         #expect(table == "job         target  state  sent  check\na-long-job  all     done      7  ok   ")
     }
 }
+
+@Suite struct DemoLegendTests {
+    @Test func theLegendExplainsEveryCountedColumnAndWhyAPassingRunShowsFailures() {
+        let legend = DemoScenario.legend(deadCount: 50)
+        for column in ["targeted", "sent", "pruned", "failed", "check"] {
+            #expect(legend.split(separator: "\n").contains { $0.hasPrefix(column + " ") }, "\(column)")
+        }
+        #expect(legend.contains("another job had") && legend.contains("\"already pruned\""))
+        #expect(legend.contains("50 of the demo's devices are dead"))
+    }
+}

@@ -51,7 +51,7 @@ import Testing
             #"apps[0].auth has no "key_id""#
         ),
         (#"{"apps": [{"id": "a", "topic": 5}]}"#, "apps[0].topic is not a string"),
-        (#"{"apps": [{"id": "a","#, "it is not valid JSON"),
+        (#"{"apps": [{"id": "a","#, "it is not valid JSON: expected a string key at line 1, column 22"),
         (
             #"{"apps": [{"id": "a", "topic": "a", "environment": "sandbox", "auth": {"type": "p8"}}]}"#,
             "apps[0].auth: auth.type must be token or certificate"

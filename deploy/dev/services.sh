@@ -62,7 +62,7 @@ DATABASE_URL="postgres://$APP_USER:$APP_PASSWORD@127.0.0.1:$PG_PORT/$APP_DB"
 # (RabbitMQ runs as root then: fine for a loopback-only dev node.)
 SERVICE_USER=herald-dev
 
-APT_PACKAGES=(rabbitmq-server postgresql librabbitmq-dev libnghttp2-dev libssl-dev
+APT_PACKAGES=(rabbitmq-server postgresql librabbitmq-dev libnghttp2-dev libssl-dev python3-venv
     nghttp2-client nginx-light openssl pkg-config)
 
 # --- helpers -----------------------------------------------------------------

@@ -55,6 +55,16 @@ extension Store {
                         try? await Task.sleep(for: stalls.checkInterval)
                         guard !Task.isCancelled, !outcome.isFinished else { return }
                         let answers = await databaseAnswers(within: .seconds(1))
+                        // A server that refuses connections (a wrong password, a dropped database) will not take
+                        // this statement's either: its own error, at once, rather than the pool's in a minute.
+                        if let refusal = DatabaseProbe.shared(for: self).refusal {
+                            logger.warning(
+                                "the database refuses connections, giving up on a statement",
+                                metadata: ["operation": "\(what)", "reason": "\(refusal.message)"])
+                            outcome.finish(.failure(refusal))
+                            work.cancel()
+                            return
+                        }
                         guard state != nil || !answers else { continue }
                         if state?.answers != answers { state = (answers, .now) }
                         guard let since = state?.since, since.duration(to: .now) >= stalls.grace else { continue }
@@ -134,9 +144,13 @@ private final class StallOutcome<T: Sendable>: Sendable {
 final class DatabaseProbe: Sendable {
     private let store: Store
     private let inFlight = Mutex<(ping: Task<Bool, Never>, started: ContinuousClock.Instant)?>(nil)
+    private let lastRefusal = Mutex<StoreError?>(nil)
     private static let probes = Mutex<[ObjectIdentifier: DatabaseProbe]>([:])
 
     private init(store: Store) { self.store = store }
+
+    /// How PostgreSQL refused the last ping's connection (`Store.isRefusal`), if it did; nil once one opens.
+    var refusal: StoreError? { lastRefusal.withLock { $0 } }
 
     /// The probe of `store`'s pool.
     static func shared(for store: Store) -> DatabaseProbe {
@@ -153,7 +167,7 @@ final class DatabaseProbe: Sendable {
         let now = ContinuousClock.now
         let ping = inFlight.withLock { current in
             if let current, current.started.duration(to: now) < timeout { return current.ping }
-            let task = Task { [store] in await Self.ping(store) }
+            let task = Task { [self] in await self.ping() }
             current = (task, now)
             return task
         }
@@ -170,18 +184,21 @@ final class DatabaseProbe: Sendable {
     /// One ping: `SELECT 1` on a connection of its own (`Store.probeConnection`), or through the pool. A server
     /// that answers with an error (too many connections, shutting down) is up: its connections are not, and the
     /// statements will say so themselves.
-    private static func ping(_ store: Store) async -> Bool {
+    private func ping() async -> Bool {
         guard let configuration = store.probeConnection else {
             return (try? await store.client.query("SELECT 1", logger: store.logger)) != nil
         }
         do {
             let connection = try await PostgresConnection.connect(
-                configuration: configuration, id: probeConnectionIDs.wrappingAdd(1, ordering: .relaxed).newValue,
+                configuration: configuration, id: Self.probeConnectionIDs.wrappingAdd(1, ordering: .relaxed).newValue,
                 logger: store.logger)
             defer { Task { try? await connection.close() } }
+            lastRefusal.withLock { $0 = nil }
             try await connection.query("SELECT 1", logger: store.logger)
             return true
         } catch let error as PSQLError where error.serverInfo != nil {
+            let refusal = Store.refusal(error, host: configuration.host ?? "the database", port: configuration.port)
+            if let refusal { lastRefusal.withLock { $0 = refusal } }
             return true
         } catch {
             return false

@@ -102,11 +102,19 @@ extension Store {
 
     /// Runs `body` with a store over `configuration` whose connection pool runs for exactly the duration of `body`.
     /// For commands and tests; long-running processes run the `PostgresClient` as a `Service` instead.
+    ///
+    /// A server that refuses the connection for a reason waiting does not cure (a wrong password, a database that
+    /// does not exist: `connectionRefusal`) fails at once with PostgreSQL's own error, before `body` runs.
     public static func withStore<T: Sendable>(
         _ configuration: DatabaseConfiguration,
         logger: Logger,
         _ body: (Store) async throws -> T
     ) async throws -> T {
+        if let probe = try? configuration.connectionConfiguration(),
+            let refusal = await connectionRefusal(probe, logger: logger)
+        {
+            throw refusal
+        }
         let client = PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }

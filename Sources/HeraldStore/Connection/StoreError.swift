@@ -41,6 +41,15 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
+    /// Whether the database could not be used at all: not reached, lost, shutting down, out of connection slots,
+    /// or refusing the connection (`Store.isRefusal`). The API answers these 503 with `Retry-After`, not 500.
+    public var isUnavailable: Bool {
+        guard isTransient, code == .queryFailed else { return false }
+        guard let sqlState else { return true }
+        return sqlState.hasPrefix("08") || sqlState.hasPrefix("57P") || sqlState == "53300"
+            || Store.isRefusal(sqlState: sqlState)
+    }
+
     /// An error the same call would meet every time (its values are at fault): never retried.
     public static func permanent(_ code: Code, _ message: String) -> StoreError {
         var error = StoreError(code, message)

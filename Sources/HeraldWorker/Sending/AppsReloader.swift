@@ -31,7 +31,7 @@ public struct AppsReloader: Sendable {
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw ConfigurationError("cannot read the apps file \(path)")
             }
-            let apps = try AppsFile.parse(data)
+            let apps = try AppsFile.parse(data, path: path)
             let directory = (path as NSString).deletingLastPathComponent
             try clients.reload(apps, directory: directory.isEmpty ? "." : directory, environment: environment)
             logger.notice(
