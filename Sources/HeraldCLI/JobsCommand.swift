@@ -8,8 +8,8 @@ import HeraldStore
 struct JobsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobs",
-        abstract: "Look at and cancel jobs.",
-        subcommands: [ShowJob.self, CancelJob.self]
+        abstract: "Look at, cancel and validate jobs.",
+        subcommands: [ShowJob.self, CancelJob.self, ValidateJobs.self]
     )
 }
 

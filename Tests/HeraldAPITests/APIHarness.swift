@@ -28,9 +28,10 @@ struct APIHarness: Sendable {
     }
 
     /// Runs `body` against the router (no sockets), then deletes the test's queues.
-    static func run(maximumBodySize: Int = 64 * 1024, _ body: @escaping @Sendable (APIHarness) async throws -> Void)
-        async throws
-    {
+    static func run(
+        maximumBodySize: Int = 64 * 1024, live: Bool = false,
+        _ body: @escaping @Sendable (APIHarness) async throws -> Void
+    ) async throws {
         let logger = Logger(label: "test.api")
         try await TemporaryDatabase.withMigratedStore { store, database in
             var configuration = APIConfiguration(
@@ -49,7 +50,7 @@ struct APIHarness: Sendable {
             let settings = configuration
             let outcome: Result<Void, any Error>
             do {
-                try await application.test(.router) { client in
+                try await application.test(live ? .live : .router) { client in
                     try await body(
                         APIHarness(
                             client: client, store: store, configuration: settings, keyA: keyA, keyB: keyB
