@@ -31,7 +31,8 @@ import Testing
                 "run", root + "/schemas/openapi.yaml", "--url", "http://127.0.0.1:\(port)",
                 "--header", "Authorization: Bearer \(h.keyA)",
                 "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,"
-                    + "response_schema_conformance,positive_data_acceptance,negative_data_rejection",
+                    + "response_schema_conformance,response_headers_conformance,positive_data_acceptance,negative_data_rejection,"
+                    + "unsupported_method,allow_header_conformance,missing_required_header,ignored_auth",
                 // Channel routes need Apple's channel API (an apps file and credentials): ChannelRoutesTests.
                 "--exclude-path-regex", "channels",
                 "--max-examples", Self.examples, "--generation-deterministic", "--generation-allow-x00", "false",
@@ -51,6 +52,8 @@ import Testing
             try handle.close()
             let report = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             #expect(status == 0, "schemathesis found requests the API answers against its document:\n\(report)")
+            // The summary (operations, test cases, checks passed), for the log of a passing run.
+            print(report.split(separator: "\n").suffix(40).joined(separator: "\n"))
         }
     }
 }

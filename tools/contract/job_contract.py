@@ -186,6 +186,28 @@ def leaf(schema, pointer):
     return {**node, "$defs": schema["$defs"]}
 
 
+def edges(leaf_schema):
+    """The edges of a leaf's bounds, read from the schema (so a bound moved in the schema moves the edges drawn):
+    each bound and the value just past it, for numbers and for string lengths (in a character of two UTF-8 bytes, so
+    that characters and bytes are told apart)."""
+    values = []
+    low, high = leaf_schema.get("minimum"), leaf_schema.get("maximum")
+    for bound, step in ((low, -1), (high, 1)):
+        if bound is not None:
+            values += [bound, bound + step]
+    longest = leaf_schema.get("maxLength")
+    if longest is not None:
+        values += ["é" * longest, "é" * (longest + 1)]
+    return st.sampled_from(values) if values else st.nothing()
+
+
+def with_edges(leaf_schema, strategy=None):
+    """Mostly `strategy` (the leaf drawn from the schema by default), an edge one time in five."""
+    base = strategy if strategy is not None else from_schema(leaf_schema)
+    edge = edges(leaf_schema)
+    return st.integers(0, 4).flatmap(lambda n: edge if n == 0 else base)
+
+
 def optional(strategy):
     """Absent (None here, dropped later), null, or a value."""
     return st.one_of(st.just(ABSENT), st.just(None), strategy)
@@ -218,8 +240,11 @@ def job_strategy(schema):
     locales = optional(st.lists(tag, min_size=1, max_size=3))
     device_targets = st.one_of(
         st.builds(lambda t: {"tokens": t}, tokens),
-        st.builds(lambda u: {"users": u}, st.lists(visible_text(20), min_size=1, max_size=3)),
-        st.builds(lambda t, l: drop_absent({"topic": t, "locales": l}), visible_text(20), locales),
+        st.builds(lambda u: {"users": u}, st.lists(
+            with_edges(leaf(schema, "/properties/target/oneOf/1/properties/users/items"), visible_text(20)),
+            min_size=1, max_size=3)),
+        st.builds(lambda t, l: drop_absent({"topic": t, "locales": l}),
+                  with_edges(leaf(schema, "/properties/target/oneOf/2/properties/topic"), visible_text(20)), locales),
         st.builds(lambda l: drop_absent({"all": True, "locales": l}), locales),
     )
     channel = from_schema(leaf(schema, "/properties/target/oneOf/5/properties/channel"))
@@ -239,12 +264,13 @@ def job_strategy(schema):
         aps = draw(extra_aps)
         for key in draw(shows):
             aps[key] = draw(alert_value if key == "alert" else visible_text(10) if key == "sound"
-                            else st.integers(0, 2147483647))
+                            else with_edges(leaf(schema, "/properties/notification/properties/aps/properties/badge"),
+                                            st.integers(0, 2147483647)))
         return aps
 
     common = {
-        "expiration": optional(from_schema(leaf(schema, "/properties/notification/properties/expiration"))),
-        "collapse_id": optional(visible_text(20, 0)),
+        "expiration": optional(with_edges(leaf(schema, "/properties/notification/properties/expiration"))),
+        "collapse_id": optional(st.one_of(visible_text(20, 0), st.sampled_from(["x" * 64, "é" * 32, "é" * 33]))),
         "custom": optional(st.dictionaries(visible_text(8).filter(lambda k: k != "aps"), json_values, max_size=2)),
     }
 
@@ -258,7 +284,9 @@ def job_strategy(schema):
                 push_type=draw(st.sampled_from([ABSENT, None, "alert"])), aps=draw(alert_aps()),
                 priority=draw(optional(st.sampled_from([1, 5, 10]))),
                 localizations=draw(optional(st.dictionaries(tag, alert_value, max_size=3))),
-                badge_increment=draw(optional(st.integers(-2147483648, 2147483647))))
+                badge_increment=draw(optional(with_edges(
+                    leaf(schema, "/properties/notification/properties/badge_increment"),
+                    st.integers(-2147483648, 2147483647)))))
             target = draw(device_targets)
         elif kind == "background":
             aps = draw(extra_aps)
@@ -285,12 +313,13 @@ def job_strategy(schema):
             notification.update(push_type=draw(st.sampled_from(push_types)), aps=draw(extra_aps))
             target = draw(device_targets)
         return drop_absent({
-            "id": draw(optional(visible_text(40))),
-            "app": draw(visible_text(30)),
+            "id": draw(optional(with_edges(leaf(schema, "/properties/id"), visible_text(40)))),
+            "app": draw(with_edges(leaf(schema, "/properties/app"), visible_text(30))),
             "target": target,
             "notification": drop_absent(notification),
             "send_at": draw(send_at),
-            "throttle_per_second": draw(optional(st.integers(1, 2147483647))),
+            "throttle_per_second": draw(optional(with_edges(
+                leaf(schema, "/properties/throttle_per_second"), st.integers(1, 2147483647)))),
         })
 
     return job()
