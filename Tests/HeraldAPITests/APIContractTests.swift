@@ -12,6 +12,13 @@ import Testing
     /// Examples per operation (schemathesis' --max-examples); `HERALD_CONTRACT_API_EXAMPLES` overrides it.
     static let examples = ProcessInfo.processInfo.environment["HERALD_CONTRACT_API_EXAMPLES"] ?? "25"
 
+    /// Every check that holds a response to the document, and both data checks: valid data accepted, invalid refused.
+    static let checks = [
+        "not_a_server_error", "status_code_conformance", "content_type_conformance", "response_schema_conformance",
+        "response_headers_conformance", "positive_data_acceptance", "negative_data_rejection", "unsupported_method",
+        "allow_header_conformance", "missing_required_header", "ignored_auth",
+    ]
+
     @Test(.enabled(if: venv != nil, "HERALD_CONTRACT_VENV is not set (make contract sets it)"))
     func requestsDrawnFromTheDocumentGetTheAnswersItPromises() async throws {
         try await APIHarness.run(live: true) { h in
@@ -30,9 +37,7 @@ import Testing
             process.arguments = [
                 "run", root + "/schemas/openapi.yaml", "--url", "http://127.0.0.1:\(port)",
                 "--header", "Authorization: Bearer \(h.keyA)",
-                "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,"
-                    + "response_schema_conformance,response_headers_conformance,positive_data_acceptance,negative_data_rejection,"
-                    + "unsupported_method,allow_header_conformance,missing_required_header,ignored_auth",
+                "--checks", Self.checks.joined(separator: ","),
                 // Channel routes need Apple's channel API (an apps file and credentials): ChannelRoutesTests.
                 "--exclude-path-regex", "channels",
                 "--max-examples", Self.examples, "--generation-deterministic", "--generation-allow-x00", "false",

@@ -42,9 +42,10 @@ import Testing
                 #expect(answer.status == .badRequest, "\(query)")
             }
             let notifications = "/v1/apps/\(APIHarness.appA)/notifications"
-            let farFuture = try await h.request(
-                .post, notifications, key: h.keyA,
-                json: #"{"target":{"all":true},"send_at":"300000-01-01T00:00:00Z","notification":{"aps":{"alert":"x"}}}"#)
+            let sixDigitYear =
+                #"{"target":{"all":true},"send_at":"300000-01-01T00:00:00Z","#
+                + #""notification":{"aps":{"alert":"x"}}}"#
+            let farFuture = try await h.request(.post, notifications, key: h.keyA, json: sixDigitYear)
             #expect(farFuture.status == .badRequest)
         }
     }
@@ -68,6 +69,33 @@ import Testing
                 #expect(answer.status == .badRequest)
                 #expect((answer.object["error"] as? [String: Any])?["message"] as? String == message)
             }
+        }
+    }
+
+    /// The API checks what `herald devices import` checks (DeviceFields), token lengths per kind included.
+    @Test func registrationsFollowTheRulesTheImportFollows() async throws {
+        try await APIHarness.run { h in
+            let devices = "/v1/apps/\(APIHarness.appA)/devices"
+            for (body, code) in [
+                (#"{"token": "aabbccdd"}"#, "invalid_token"),  // 4 bytes: no APNs token is that short
+                (#"{"token": "\#(APIHarness.token(1))", "locale": "1en"}"#, "invalid_field"),
+                (#"{"token": "\#(APIHarness.token(1))", "user_id": "u\u0085"}"#, "invalid_field"),
+                (#"{"token": "\#(APIHarness.token(1))", "topics": ["a;b"]}"#, "invalid_field"),
+            ] {
+                let answer = try await h.request(.post, devices, key: h.keyA, json: body)
+                #expect(answer.status == .badRequest, "\(body)")
+                #expect(answer.errorCode == code, "\(body)")
+            }
+            let user = String(repeating: "é", count: 256)  // 256 characters, 512 bytes
+            let accepted = try await h.request(
+                .post, devices, key: h.keyA,
+                json: #"{"token": "\#(APIHarness.token(1))", "locale": "en_US", "user_id": "\#(user)"}"#)
+            #expect(accepted.status == .created)
+            let start = try await h.request(
+                .post, "/v1/apps/\(APIHarness.appA)/devices/\(APIHarness.token(1))/live-activities/push-to-start",
+                key: h.keyA, json: #"{"activity_type": "T", "token": "aabbccdd"}"#)
+            #expect(start.status == .badRequest)
+            #expect(start.text.contains("push-to-start token is 4 bytes"))
         }
     }
 

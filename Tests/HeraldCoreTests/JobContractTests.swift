@@ -19,7 +19,10 @@ import Testing
     @Test(arguments: [
         // Unknown fields, with the nearest known name.
         (job(top: #","sendAt":"2030-01-01T00:00:00Z""#), "unknown field sendAt in the job; did you mean send_at?"),
-        (job(notification: #","colapse_id":"x""#), "unknown field colapse_id in notification; did you mean collapse_id?"),
+        (
+            job(notification: #","colapse_id":"x""#),
+            "unknown field colapse_id in notification; did you mean collapse_id?"
+        ),
         (job(target: #"{"all":true,"locale":["fr"]}"#), "unknown field locale in target; did you mean locales?"),
         (job(top: #","zzzzzzzz":1"#), "unknown field zzzzzzzz in the job (known fields: id, app,"),
         // An alert push with nothing to show, and the background rules.
