@@ -79,7 +79,7 @@ test: services-up ## All tests, against the dev services
 CONTRACT_VENV := $(STATE_DIR)/contract-venv
 # Documents drawn from the job schema, and requests per API operation.
 CONTRACT_EXAMPLES ?= 400
-CONTRACT_API_EXAMPLES ?= 25
+CONTRACT_API_EXAMPLES ?= 10
 
 $(CONTRACT_VENV)/.installed: tools/contract/requirements.txt
 	python3 -m venv $(CONTRACT_VENV)

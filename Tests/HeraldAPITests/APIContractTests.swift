@@ -10,7 +10,7 @@ import Testing
 @Suite struct APIContractTests {
     static let venv = ProcessInfo.processInfo.environment["HERALD_CONTRACT_VENV"]
     /// Examples per operation (schemathesis' --max-examples); `HERALD_CONTRACT_API_EXAMPLES` overrides it.
-    static let examples = ProcessInfo.processInfo.environment["HERALD_CONTRACT_API_EXAMPLES"] ?? "25"
+    static let examples = ProcessInfo.processInfo.environment["HERALD_CONTRACT_API_EXAMPLES"] ?? "10"
 
     /// Every check that holds a response to the document, and both data checks: valid data accepted, invalid refused.
     static let checks = [
