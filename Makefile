@@ -23,7 +23,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 .PHONY: help services-up services-down services-status build release unit test demo lint format bench clean-state \
-	cluster-up cluster-down cluster-test man
+	cluster-up cluster-down cluster-test man contract contract-run
 
 help: ## List targets
 	@echo "usage: make TARGET"
@@ -82,6 +82,31 @@ test: services-up $(PIKA_VENV)/.installed ## All tests, against the dev services
 		$(SWIFT_TEST_FLAGS); \
 	SWIFT='$(SWIFT)' SWIFT_TEST_FLAGS='$(SWIFT_TEST_FLAGS)' deploy/dev/test-pairs.sh \
 		'$(DATABASE_OUTAGE)' '$(AMQP_TIMED)' '$(BROKER_RESTART)' '$(APNS_TIMED)'
+	$(MAKE) contract-run
+
+# The published contract (schemas/job.schema.json, schemas/openapi.yaml) against Herald, both ways, with documents
+# and requests drawn at random (docs/testing.md, "The contract"). Python tools from PyPI in a venv under .state/.
+CONTRACT_VENV := $(STATE_DIR)/contract-venv
+# Documents drawn from the job schema, and requests per API operation.
+CONTRACT_EXAMPLES ?= 400
+CONTRACT_API_EXAMPLES ?= 10
+
+$(CONTRACT_VENV)/.installed: tools/contract/requirements.txt
+	python3 -m venv $(CONTRACT_VENV)
+	$(CONTRACT_VENV)/bin/pip install --quiet --disable-pip-version-check -r tools/contract/requirements.txt
+	touch $@
+
+contract: services-up ## The schemas against Herald both ways, property-based (part of make test)
+	$(SWIFT) build --build-tests
+	$(MAKE) contract-run
+
+contract-run: $(CONTRACT_VENV)/.installed
+	$(CONTRACT_VENV)/bin/python tools/contract/sync_openapi.py --check
+	$(CONTRACT_VENV)/bin/python tools/contract/job_contract.py .build/debug/herald --examples $(CONTRACT_EXAMPLES)
+	set -a; source $(SERVICES_ENV); set +a; \
+	export HERALD_TEST_AMQP_URL="$$HERALD_AMQP_URL" HERALD_TEST_DATABASE_URL="$$HERALD_DATABASE_URL" \
+		HERALD_CONTRACT_VENV="$(abspath $(CONTRACT_VENV))" HERALD_CONTRACT_API_EXAMPLES=$(CONTRACT_API_EXAMPLES); \
+	$(SWIFT) test --skip-build --filter APIContractTests $(SWIFT_TEST_FLAGS)
 
 man: ## Man pages of herald and each subcommand, generated from the command parser, into .build/man/
 	$(SWIFT) build --product herald

@@ -31,7 +31,8 @@ public struct API: Sendable {
     /// The router with every route: `/v1/…` behind API keys, `/metrics` and `/health/…` open.
     public func makeRouter() -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
-        router.add(middleware: ErrorMiddleware())
+        let allowed = AllowedMethods()
+        router.add(middleware: ErrorMiddleware(allowed: allowed))
         router.add(middleware: APIMetricsMiddleware())
         let store = self.store
         let producer = self.producer
@@ -58,6 +59,7 @@ public struct API: Sendable {
         JobRoutes(api: self).add(to: v1)
         ReportRoutes(api: self).add(to: v1)
         ChannelRoutes(api: self).add(to: v1)
+        allowed.record(router.routes.map { (path: $0.path.description, method: $0.method.rawValue) })
         return router
     }
 

@@ -12,12 +12,17 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     public var message: String
     /// Whole seconds after which the request may succeed (`Retry-After`), for a 429.
     public var retryAfter: Int?
+    /// The methods the path serves (`Allow`), for a 405.
+    public var allow: [String]?
 
-    public init(_ status: HTTPResponse.Status, code: String, _ message: String, retryAfter: Int? = nil) {
+    public init(
+        _ status: HTTPResponse.Status, code: String, _ message: String, retryAfter: Int? = nil, allow: [String]? = nil
+    ) {
         self.status = status
         self.code = code
         self.message = message
         self.retryAfter = retryAfter
+        self.allow = allow
     }
 
     public var description: String { "\(status.code) \(code): \(message)" }
@@ -38,6 +43,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
         headers[.contentType] = "application/json"
         if status == .unauthorized { headers[.wwwAuthenticate] = #"Bearer realm="herald""# }
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if let allow { headers[.allow] = allow.joined(separator: ", ") }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
@@ -59,11 +65,14 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
     }
 }
 
-/// Turns every error into the JSON error shape: API errors as they are, Hummingbird's (404 for an unknown route,
-/// 413 for a body over the limit) by their status, a database that cannot be used as a 503 with `Retry-After`,
-/// anything else as a 500 whose details go only to the log.
+/// Turns every error into the JSON error shape: API errors as they are, Hummingbird's (404 for an unknown route, 405
+/// with `Allow` for a known path asked with a method it does not serve, 413 for a body over the limit) by their
+/// status, a database that cannot be used as a 503 with `Retry-After`, anything else as a 500 whose details go only
+/// to the log.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = APIRequestContext
+    /// The routes' methods by path, for 405 answers.
+    let allowed: AllowedMethods
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -79,7 +88,16 @@ struct ErrorMiddleware: RouterMiddleware {
             throw APIError.tooLarge
         } catch let error as any HTTPResponseError {
             switch error.status {
-            case .notFound: throw APIError.notFound("no such route")
+            case .notFound:
+                let methods = allowed.methods(for: request.uri.path)
+                guard methods.isEmpty else {
+                    throw APIError(
+                        .methodNotAllowed, code: "method_not_allowed",
+                        "\(request.method.rawValue.prefix(20)) is not allowed here; this path allows "
+                            + methods.joined(separator: ", "),
+                        allow: methods)
+                }
+                throw APIError.notFound("no such route")
             case .methodNotAllowed: throw APIError(.methodNotAllowed, code: "method_not_allowed", "method not allowed")
             case .contentTooLarge: throw APIError.tooLarge
             default:

@@ -35,7 +35,7 @@ struct ActivityTokenRoutes: Sendable {
         let device = try Self.token(try context.parameters.decoded("token"), field: "the device token")
         let body = try await request.decodeJSON(StartTokenBody.self, limit: bodyLimit)
         let activityType = try Self.name(body.activityType, field: "activity_type")
-        let token = try Self.token(body.token, field: "token")
+        let token = try Self.token(body.token, field: "token", kind: .pushToStart)
         let result: ActivityTokenRegistration
         do {
             result = try await api.store.registerStartToken(
@@ -70,7 +70,7 @@ struct ActivityTokenRoutes: Sendable {
         let activityID = try Self.name(try context.parameters.decoded("activity_id"), field: "activity_id")
         let device = try Self.token(try context.parameters.decoded("token"), field: "the device token")
         let body = try await request.decodeJSON(UpdateTokenBody.self, limit: bodyLimit)
-        let token = try Self.token(body.token, field: "token")
+        let token = try Self.token(body.token, field: "token", kind: .update)
         // A register-only key follows an activity only with the backend's identity token for it and this device.
         try await api.checkBinding(
             .activity(activityID), device: device, token: body.identityToken, app: app, key: key)
@@ -131,30 +131,22 @@ struct ActivityTokenRoutes: Sendable {
         }
     }
 
-    /// Parses a device's or an activity's token, answering a 400 `invalid_token` that names the field and the rule,
-    /// never the token.
-    static func token(_ text: String, field: String) throws(APIError) -> DeviceToken {
+    /// Parses a device's or an activity's token (`DeviceFields`: 32 to 200 bytes), answering a 400
+    /// `invalid_token` that names the field and the rule, never the token.
+    static func token(_ text: String, field: String, kind: DeviceFields.TokenKind = .device) throws(APIError)
+        -> DeviceToken
+    {
         do {
-            return try DeviceToken(parsing: text)
+            return try DeviceFields.token(text, kind: kind)
         } catch {
-            let rule =
-                switch error.kind {
-                case .empty: "is empty"
-                case .notHexadecimal: "is not hexadecimal"
-                case .oddLength: "has an odd number of hex digits"
-                case .tooLong: "is longer than 200 bytes"
-                }
-            throw APIError.badRequest("invalid_token", "\(field) \(rule)")
+            throw APIError.badRequest("invalid_token", "\(field): \(error.message)")
         }
     }
 
-    /// Checks an activity type or id: 1 to 200 bytes, no control characters (400 `invalid_field` naming `field`).
+    /// Checks an activity type or id: 1 to 200 characters, no control characters (400 `invalid_field` naming
+    /// `field`).
     static func name(_ value: String, field: String) throws(APIError) -> String {
-        try RegistrationBody.check(value, field: field, maximumBytes: 200)
-        // Also the C1 controls (U+0080–U+009F), which RegistrationBody's check of user ids lets through.
-        guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw APIError.badRequest("invalid_field", "\(field) contains a control character")
-        }
+        try RegistrationBody.check(value, field: field, maximum: JobLimits.activityIDCharacters)
         return value
     }
 }
@@ -169,9 +161,16 @@ struct StartTokenBody: Decodable {
     var activityType: String
     var token: String
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case activityType = "activity_type"
         case token
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.refuseUnknownFields(CodingKeys.allCases.map(\.rawValue), in: "the push-to-start token")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        activityType = try container.decode(String.self, forKey: .activityType)
+        token = try container.decode(String.self, forKey: .token)
     }
 }
 
@@ -180,9 +179,16 @@ struct UpdateTokenBody: Decodable {
     var token: String
     var identityToken: String?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case token
         case identityToken = "identity_token"
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.refuseUnknownFields(CodingKeys.allCases.map(\.rawValue), in: "the update token")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        token = try container.decode(String.self, forKey: .token)
+        identityToken = try container.decodeIfPresent(String.self, forKey: .identityToken)
     }
 }
 

@@ -84,11 +84,14 @@ struct ChannelRoutes: Sendable {
         return settings
     }
 
-    /// A channel id from the path (percent-decoded): base64, standard or URL-safe, 1 to 1024 characters.
+    /// A channel id from the path (percent-decoded), checked before Apple or PostgreSQL is asked: standard base64
+    /// with its padding, at most 200 characters (`ChannelID`).
     static func channelID(_ text: String) throws(APIError) -> String {
-        let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_".utf8)
-        guard !text.isEmpty, text.utf8.count <= 1024, text.utf8.allSatisfy(alphabet.contains) else {
-            throw APIError.badRequest("invalid_channel_id", "the channel id is not base64")
+        guard ChannelID.isValid(text) else {
+            throw APIError.badRequest(
+                "invalid_channel_id",
+                "the channel id is not a channel id (standard base64 with its padding, at most "
+                    + "\(ChannelID.maximumCharacters) characters)")
         }
         return text
     }
@@ -115,10 +118,18 @@ struct ChannelBody: Decodable {
     var label: String?
     var endsAt: String?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case storagePolicy = "storage_policy"
         case label
         case endsAt = "ends_at"
+    }
+
+    init(from decoder: any Decoder) throws {
+        try decoder.refuseUnknownFields(CodingKeys.allCases.map(\.rawValue), in: "the channel")
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        storagePolicy = try container.decodeIfPresent(Int.self, forKey: .storagePolicy)
+        label = try container.decodeIfPresent(String.self, forKey: .label)
+        endsAt = try container.decodeIfPresent(String.self, forKey: .endsAt)
     }
 
     /// The policy (default 1, most recent message stored), the label and the end, checked.

@@ -75,12 +75,13 @@ struct DeviceRoutes: Sendable {
         }
     }
 
-    /// Parses a token, answering a 400 that names the rule (never the token).
+    /// Parses a device token (32 to 200 bytes, `DeviceFields`), answering a 400 that names the rule (never the
+    /// token).
     static func token(_ text: String, field: String) throws(APIError) -> DeviceToken {
         do {
-            return try DeviceToken(parsing: text)
+            return try DeviceFields.token(text, kind: .device)
         } catch {
-            throw APIError.badRequest("invalid_token", "\(field): \(error.description)")
+            throw APIError.badRequest("invalid_token", "\(field): \(error.message)")
         }
     }
 }
@@ -96,7 +97,7 @@ struct RegistrationBody: Decodable {
     /// The backend's proof that the device may be bound to `user_id` (`IdentityToken`), for a register-only key.
     var identityToken: String?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case token
         case oldToken = "old_token"
         case userID = "user_id"
@@ -105,6 +106,7 @@ struct RegistrationBody: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
+        try decoder.refuseUnknownFields(CodingKeys.allCases.map(\.rawValue), in: "the device registration")
         let container = try decoder.container(keyedBy: CodingKeys.self)
         token = try container.decode(String.self, forKey: .token)
         oldToken = try container.decodeIfPresent(String.self, forKey: .oldToken)
@@ -124,23 +126,21 @@ struct RegistrationBody: Decodable {
     func validated() throws(APIError) -> DeviceRegistration {
         let token = try DeviceRoutes.token(self.token, field: "token")
         let old = try oldToken.map { (text) throws(APIError) in try DeviceRoutes.token(text, field: "old_token") }
-        if case .set(let user) = userID {
-            try Self.check(user, field: "user_id", maximumBytes: 256)
+        // The rules `herald devices import` applies too (DeviceFields).
+        if case .set(let user) = userID, let problem = DeviceFields.userIDProblem(user) {
+            throw APIError.badRequest("invalid_field", problem)
         }
-        if case .set(let locale) = locale {
-            try Self.check(locale, field: "locale", maximumBytes: 35)
-            guard locale.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
-                throw APIError.badRequest("invalid_field", "locale is not a BCP 47 tag")
-            }
+        if case .set(let locale) = locale, let problem = DeviceFields.localeProblem(locale) {
+            throw APIError.badRequest("invalid_field", problem)
         }
         if case .set(let topics) = topics {
-            guard topics.count <= 100 else {
+            guard topics.count <= DeviceFields.maximumTopics else {
                 throw APIError.badRequest("invalid_field", "topics has more than 100 entries")
             }
             for topic in topics {
-                try Self.check(topic, field: "topics", maximumBytes: 128)
-                // `;` separates topics in the devices CSV.
-                guard !topic.contains(";") else { throw APIError.badRequest("invalid_field", "a topic contains ;") }
+                if let problem = DeviceFields.topicProblem(topic) {
+                    throw APIError.badRequest("invalid_field", problem)
+                }
             }
         }
         if case .set(let environment) = environment, environment != "production", environment != "sandbox" {
@@ -151,14 +151,16 @@ struct RegistrationBody: Decodable {
         )
     }
 
-    static func check(_ value: String, field: String, maximumBytes: Int) throws(APIError) {
+    /// 1 to `maximum` characters (Unicode scalars, as the schemas' maxLength counts them), no control character
+    /// (C0, DEL, C1: the job validator's rule, so that what is registered can be targeted).
+    static func check(_ value: String, field: String, maximum: Int) throws(APIError) {
         guard !value.isEmpty else { throw APIError.badRequest("invalid_field", "\(field) is empty") }
-        guard value.utf8.count <= maximumBytes else {
-            throw APIError.badRequest("invalid_field", "\(field) is longer than \(maximumBytes) bytes")
+        guard value.unicodeScalars.count <= maximum else {
+            throw APIError.badRequest("invalid_field", "\(field) is longer than \(maximum) characters")
         }
         // Control characters (NUL cannot even be stored) would break the CSV export; everything else, quotes and
         // SQL-looking text included, is stored verbatim through bound parameters.
-        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+        guard !JobLimits.hasControlCharacter(value) else {
             throw APIError.badRequest("invalid_field", "\(field) contains a control character")
         }
     }

@@ -44,6 +44,11 @@ struct JobRoutes: Sendable {
     func ownedJob(_ context: APIRequestContext, scope: APIScope) async throws -> JobStatus {
         let app = try context.require(scope).app
         let id = try context.parameters.decoded("id")
+        do {
+            try JobLimits.checkKey(app: app, id: id)
+        } catch {
+            throw APIError.badRequest("invalid_job", "\(error.message)")
+        }
         guard let job = try await api.store.job(app: app, id: id) else { throw APIError.notFound("no such job") }
         return job
     }

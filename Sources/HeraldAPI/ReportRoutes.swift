@@ -36,10 +36,11 @@ struct ReportRoutes: Sendable {
         }
         var limit = api.configuration.maximumReportRows
         if let text = query["limit"].map(String.init) {
-            guard let value = Int(text), value >= 0 else {
+            // Any number of digits: a limit beyond what the API lists is the API's limit.
+            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                 throw APIError.badRequest("invalid_query", "limit must be a non-negative integer")
             }
-            limit = min(value, limit)
+            limit = min(Int(text) ?? Int.max, limit)
         }
         let format = query["format"].map(String.init) ?? "json"
         guard format == "json" || format == "csv" else {

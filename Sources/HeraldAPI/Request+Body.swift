@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Hummingbird
 import NIOCore
 
@@ -23,6 +24,25 @@ extension Request {
         } catch {
             throw APIError.badRequest("malformed_json", "the request body is not JSON")
         }
+    }
+}
+
+/// Any key of a JSON object, for listing an object's keys.
+struct AnyCodingKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+extension Decoder {
+    /// Refuses an object with a key not in `known` (400 `unknown_field`), naming the nearest known one: "unknown
+    /// field userId in the device registration; did you mean user_id?".
+    func refuseUnknownFields(_ known: [String], in place: String) throws {
+        let keys = try container(keyedBy: AnyCodingKey.self).allKeys.map(\.stringValue)
+        guard let unknown = JobFieldSuggestion.firstUnknown(keys, known: known) else { return }
+        throw APIError.badRequest(
+            "unknown_field", JobFieldSuggestion.message(unknown: unknown, in: place, known: known))
     }
 }
 

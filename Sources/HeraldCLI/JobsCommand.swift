@@ -8,8 +8,8 @@ import HeraldStore
 struct JobsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobs",
-        abstract: "Look at and cancel jobs.",
-        subcommands: [ShowJob.self, WatchJob.self, CancelJob.self]
+        abstract: "Look at, watch, cancel and validate jobs.",
+        subcommands: [ShowJob.self, WatchJob.self, CancelJob.self, ValidateJobs.self]
     )
 }
 

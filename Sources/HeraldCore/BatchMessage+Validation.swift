@@ -10,8 +10,8 @@ extension BatchMessage {
     /// published by anyone with access to the queue, so nothing in one is trusted. Every field must fit where it
     /// lands (the batches table's integer columns, token comparisons, the APNs request path).
     public func validate() throws(JobError) {
-        if let app { try JobLimits.text(app, field: "app", maximum: JobLimits.appBytes) }
-        try JobLimits.text(job, field: "job", maximum: JobLimits.idBytes)
+        if let app { try JobLimits.text(app, field: "app", maximum: JobLimits.appCharacters) }
+        try JobLimits.text(job, field: "job", maximum: JobLimits.idCharacters)
         try JobLimits.range(Int64(seq), 0...JobLimits.integerColumn.upperBound, field: "seq")
         try JobLimits.range(Int64(attempt), 1...Int64(Self.maximumAttempt), field: "attempt")
         for (field, bound) in [("after", after), ("through", through)] {

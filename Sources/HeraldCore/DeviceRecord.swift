@@ -22,10 +22,6 @@ public struct DeviceRecord: Sendable, Hashable {
 public enum DeviceCSV {
     /// The expected header.
     public static let header = ["token", "user_id", "locale", "topics"]
-    /// The most topics one device may have, as the API allows.
-    public static let maximumTopics = 100
-    /// The longest topic, in UTF-8 bytes, as the API allows.
-    public static let maximumTopicBytes = 128
 
     /// A row that was rejected.
     public struct RowError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -53,31 +49,29 @@ public enum DeviceCSV {
         guard fields.count == header.count else {
             throw RowError(line: lineNumber, message: "expected 4 fields, found \(fields.count)")
         }
+        // The rules of the API's registration (DeviceFields), so that a file imports what the API registers.
         let token: DeviceToken
         do {
-            token = try DeviceToken(parsing: fields[0])
+            token = try DeviceFields.token(fields[0], kind: .device)
         } catch {
-            throw RowError(line: lineNumber, message: error.description)
+            throw RowError(line: lineNumber, message: error.message)
         }
         let userID = fields[1].isEmpty ? nil : fields[1]
         let locale = fields[2].isEmpty ? nil : fields[2]
-        if let userID, userID.utf8.count > 256 {
-            throw RowError(line: lineNumber, message: "user_id is longer than 256 bytes")
+        if let userID, let problem = DeviceFields.userIDProblem(userID) {
+            throw RowError(line: lineNumber, message: problem)
         }
-        if let locale,
-            locale.utf8.count > 35 || !locale.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
-        {
-            throw RowError(line: lineNumber, message: "locale is not a BCP 47 tag")
+        if let locale, let problem = DeviceFields.localeProblem(locale) {
+            throw RowError(line: lineNumber, message: problem)
         }
         let topics = fields[3].split(separator: ";").map { String($0).trimmingSpaces() }.filter { !$0.isEmpty }
-        guard topics.count <= maximumTopics else {
-            throw RowError(
-                line: lineNumber, message: "topics has \(topics.count) entries; at most \(maximumTopics) are allowed")
-        }
-        if let long = topics.firstIndex(where: { $0.utf8.count > maximumTopicBytes }) {
+        guard topics.count <= DeviceFields.maximumTopics else {
             throw RowError(
                 line: lineNumber,
-                message: "topic \(long + 1) is longer than \(maximumTopicBytes) bytes (\(topics[long].utf8.count))")
+                message: "topics has \(topics.count) entries; at most \(DeviceFields.maximumTopics) are allowed")
+        }
+        for topic in topics {
+            if let problem = DeviceFields.topicProblem(topic) { throw RowError(line: lineNumber, message: problem) }
         }
         return DeviceRecord(token: token, userID: userID, locale: locale, topics: topics)
     }

@@ -3,8 +3,10 @@ import APNSCore
 /// Reading a job from its JSON value: the one definition of the wire shape's decoding rules, used on the worker's
 /// hot path (`PreparedJob.decode`, without Codable) and by `Decodable` (which reads a `PayloadValue` first).
 ///
-/// Errors name the field by its path (`target.tokens.3 has the wrong type`), never its value. Unknown fields are
-/// ignored (the contract only ever adds optional fields); a field that is null counts as absent.
+/// Errors name the field by its path (`target.tokens.3 has the wrong type`), never its value. Unknown fields of the
+/// job, its target and its notification are refused with the nearest known name ("unknown field sendAt in the job;
+/// did you mean send_at?"): the contract only ever adds optional fields, and a typo in one would otherwise be
+/// ignored. The `aps` dictionary and `custom` are passed through as written. A field that is null counts as absent.
 struct JobFields {
     let members: [String: PayloadValue]
     /// Where this object is, e.g. "notification"; empty at the top.
@@ -17,6 +19,14 @@ struct JobFields {
     }
 
     func at(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
+
+    /// Refuses the first member (in sorted order) that is not one of `known`, naming the nearest known one.
+    func refuseUnknown(_ known: [String], in place: String) throws(JobError) {
+        guard members.count > 0, let unknown = JobFieldSuggestion.firstUnknown(members.keys, known: known) else {
+            return
+        }
+        throw JobError(.malformed, JobFieldSuggestion.message(unknown: unknown, in: place, known: known))
+    }
 
     static func wrongType(_ path: String) -> JobError {
         JobError(.malformed, "not a job: \(path.isEmpty ? "the message" : path) has the wrong type")
@@ -47,18 +57,30 @@ struct JobFields {
         return text
     }
 
-    func optionalInteger(_ key: String) throws(JobError) -> Int64? {
+    /// A whole number (`5` or `5.0`, as JSON Schema's `integer` allows) within `allowed`; a whole number outside it,
+    /// however large, is out of range, not of the wrong type.
+    func optionalInteger(_ key: String, _ allowed: ClosedRange<Int64>) throws(JobError) -> Int64? {
         guard let value = optional(key) else { return nil }
+        let number: Int64
         switch value {
-        case .integer(let number): return number
-        case .number(let number) where number == number.rounded(.towardZero) && abs(number) < 9.0e15:
-            return Int64(number)
+        case .integer(let integer): number = integer
+        case .number(let double) where double.isFinite && double == double.rounded(.towardZero):
+            guard let exact = Int64(exactly: double) else { throw Self.outOfRange(at(key), allowed) }
+            number = exact
+        case .number(let double) where double.isInfinite:
+            throw Self.outOfRange(at(key), allowed)
         default: throw Self.wrongType(at(key))
         }
+        guard allowed.contains(number) else { throw Self.outOfRange(at(key), allowed) }
+        return number
     }
 
-    func optionalInt(_ key: String) throws(JobError) -> Int? {
-        try optionalInteger(key).map { Int($0) }
+    func optionalInt(_ key: String, _ allowed: ClosedRange<Int64>) throws(JobError) -> Int? {
+        try optionalInteger(key, allowed).map { Int($0) }
+    }
+
+    static func outOfRange(_ path: String, _ allowed: ClosedRange<Int64>) -> JobError {
+        JobError(.outOfBounds, "\(path) is out of range (\(allowed.lowerBound) to \(allowed.upperBound))")
     }
 
     func strings(_ key: String) throws(JobError) -> [String] {
@@ -98,15 +120,19 @@ extension Job {
     /// Reads a job from its JSON value, by the rules of `schemas/job.schema.json`.
     public init(json value: PayloadValue) throws(JobError) {
         let fields = try JobFields(value, path: "")
+        try fields.refuseUnknown(Self.fieldNames, in: "the job")
         self.init(
             id: try fields.optionalString("id"),
             app: try fields.string("app"),
             target: try Target(json: try fields.value("target"), path: "target"),
             notification: try JobNotification(json: try fields.value("notification"), path: "notification"),
             sendAt: try fields.optionalString("send_at"),
-            throttlePerSecond: try fields.optionalInt("throttle_per_second")
+            throttlePerSecond: try fields.optionalInt("throttle_per_second", 1...JobLimits.integerColumn.upperBound)
         )
     }
+
+    /// The fields of a job, as `schemas/job.schema.json` names them.
+    public static let fieldNames = ["id", "app", "target", "notification", "send_at", "throttle_per_second"]
 
     public init(from decoder: any Decoder) throws {
         self = try JobFields.decode(from: decoder) { value throws(JobError) in try Job(json: value) }
@@ -116,6 +142,7 @@ extension Job {
 extension Target {
     init(json value: PayloadValue, path: String) throws(JobError) {
         let fields = try JobFields(value, path: path)
+        try fields.refuseUnknown(Self.fieldNames, in: path)
         let present = ["tokens", "users", "topic", "all", "activity", "channel", "activity_tokens"].filter(fields.has)
         guard present.count == 1 else {
             throw JobError(
@@ -154,22 +181,33 @@ extension Target {
     public init(from decoder: any Decoder) throws {
         self = try JobFields.decode(from: decoder) { value throws(JobError) in try Target(json: value, path: "target") }
     }
+
+    /// The fields of a target: one audience, and `locales` beside a topic or `all`.
+    public static let fieldNames = [
+        "tokens", "users", "topic", "all", "activity", "channel", "activity_tokens", "locales",
+    ]
 }
 
 extension JobNotification {
     init(json value: PayloadValue, path: String) throws(JobError) {
         let fields = try JobFields(value, path: path)
+        try fields.refuseUnknown(Self.fieldNames, in: path)
         self.init(
             pushType: try fields.optionalString("push_type"),
-            priority: try fields.optionalInt("priority"),
-            expiration: try fields.optionalInteger("expiration"),
+            priority: try fields.optionalInt("priority", Int64(Int32.min)...Int64(Int32.max)),
+            expiration: try fields.optionalInteger("expiration", JobLimits.expiration),
             collapseID: try fields.optionalString("collapse_id"),
             aps: try fields.object("aps"),
             custom: try fields.optionalObject("custom"),
             localizations: try fields.optionalObject("localizations"),
-            badgeIncrement: try fields.optionalInt("badge_increment")
+            badgeIncrement: try fields.optionalInt("badge_increment", JobLimits.integerColumn)
         )
     }
+
+    /// The fields of a notification.
+    public static let fieldNames = [
+        "push_type", "priority", "expiration", "collapse_id", "aps", "custom", "localizations", "badge_increment",
+    ]
 
     public init(from decoder: any Decoder) throws {
         self = try JobFields.decode(from: decoder) { value throws(JobError) in

@@ -9,14 +9,15 @@ public enum JobLimits {
     public static let integerColumn: ClosedRange<Int64> = Int64(Int32.min)...Int64(Int32.max)
     /// `apns-expiration`: 0 (do not store) or UNIX seconds up to the end of year 9999.
     public static let expiration: ClosedRange<Int64> = 0...253_402_300_799
-    /// Bytes of a job id (`id`, the API's `Idempotency-Key`).
-    public static let idBytes = 128
-    /// Bytes of an app id.
-    public static let appBytes = 200
-    /// Bytes of a user id or a topic.
-    public static let nameBytes = 256
-    /// Bytes of a Live Activity id, an activity type or a channel id.
-    public static let activityIDBytes = 200
+    /// Characters (Unicode scalars, as JSON Schema's `maxLength` counts them) of a job id (`id`, the API's
+    /// `Idempotency-Key`).
+    public static let idCharacters = 128
+    /// Characters of an app id.
+    public static let appCharacters = 200
+    /// Characters of a user id or a topic.
+    public static let nameCharacters = 256
+    /// Characters of a Live Activity id, an activity type or a channel id.
+    public static let activityIDCharacters = 200
     /// Entries of `target.locales`.
     public static let locales = 50
     /// Keys of `notification.localizations`.
@@ -27,8 +28,8 @@ public enum JobLimits {
     /// Checks a job's scalar fields and lists (the notification's headers are checked by Apple's rules, in
     /// `NotificationTemplate`). Called by `PreparedJob.prepare` for every job, from the broker or the API.
     static func check(_ job: Job) throws(JobError) {
-        if let id = job.id { try text(id, field: "id", maximum: idBytes) }
-        try text(job.app, field: "app", maximum: appBytes)
+        if let id = job.id { try text(id, field: "id", maximum: idCharacters) }
+        try text(job.app, field: "app", maximum: appCharacters)
         try check(job.target, path: "target")
         if let rate = job.throttlePerSecond {
             try range(Int64(rate), 1...integerColumn.upperBound, field: "throttle_per_second")
@@ -53,14 +54,19 @@ public enum JobLimits {
             break  // each token is parsed (and fails alone); the list's length is checked with the audience
         case .users(let users):
             for (index, user) in users.enumerated() {
-                try text(user, field: "\(path).users.\(index)", maximum: nameBytes)
+                try text(user, field: "\(path).users.\(index)", maximum: nameCharacters)
             }
         case .topic(let topic):
-            try text(topic, field: "\(path).topic", maximum: nameBytes)
+            try text(topic, field: "\(path).topic", maximum: nameCharacters)
         case .activity(let id):
-            try text(id, field: "\(path).activity", maximum: activityIDBytes)
+            try text(id, field: "\(path).activity", maximum: activityIDCharacters)
         case .channel(let id):
-            try text(id, field: "\(path).channel", maximum: activityIDBytes)
+            guard ChannelID.isValid(id) else {
+                throw JobError(
+                    .invalidTarget,
+                    "\(path).channel is not a channel id (standard base64 with its padding, at most "
+                        + "\(ChannelID.maximumCharacters) characters)")
+            }
         case .activityTokens:
             break  // parsed as tokens, each failing alone
         case .filtered(let base, let locales):
@@ -74,21 +80,39 @@ public enum JobLimits {
         }
     }
 
-    /// Whether `tag` looks like a BCP 47 tag: 1 to 35 ASCII letters, digits, `-` or `_`, starting with a letter.
-    /// (So it can hold no LIKE wildcard once `_` is normalised to `-`.)
+    /// Whether `tag` is a BCP 47 tag as Herald accepts one (`target.locales`, the keys of
+    /// `notification.localizations`, a device's locale): at most 35 characters, subtags of 1 to 8 ASCII letters or
+    /// digits separated by `-` (or `_`, as Apple's locale identifiers write it), the first of letters only. The
+    /// schemas' pattern is `^[A-Za-z]{1,8}([-_][A-Za-z0-9]{1,8})*$`. (So a tag holds no LIKE wildcard once `_` is
+    /// normalised to `-`.)
     public static func isTag(_ tag: String) -> Bool {
-        let bytes = tag.utf8
-        guard let first = bytes.first, bytes.count <= tagCharacters, isLetter(first) else { return false }
-        return bytes.allSatisfy { isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F }
+        let bytes = Array(tag.utf8)
+        guard !bytes.isEmpty, bytes.count <= tagCharacters else { return false }
+        var subtag = 0
+        var first = true
+        for byte in bytes {
+            if byte == 0x2D || byte == 0x5F {
+                guard subtag > 0 else { return false }
+                subtag = 0
+                first = false
+                continue
+            }
+            guard isLetter(byte) || (!first && byte >= 0x30 && byte <= 0x39) else { return false }
+            subtag += 1
+            guard subtag <= 8 else { return false }
+        }
+        return subtag > 0
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
 
-    /// A non-empty string of at most `maximum` UTF-8 bytes with no control character (C0, DEL or C1).
+    /// A non-empty string of at most `maximum` characters (Unicode scalars) with no control character (C0, DEL
+    /// or C1).
     static func text(_ value: String, field: String, maximum: Int) throws(JobError) {
         guard !value.isEmpty else { throw JobError(.malformed, "\(field) is empty") }
-        guard value.utf8.count <= maximum else {
-            throw JobError(.outOfBounds, "\(field) is \(value.utf8.count) bytes, over \(maximum)")
+        let count = value.unicodeScalars.count
+        guard count <= maximum else {
+            throw JobError(.outOfBounds, "\(field) is \(count) characters, over \(maximum)")
         }
         guard !hasControlCharacter(value) else {
             throw JobError(.outOfBounds, "\(field) contains a control character")
@@ -97,7 +121,13 @@ public enum JobLimits {
 
     /// Whether `value` has a C0 control character, DEL or a C1 control character (U+0080 to U+009F).
     public static func hasControlCharacter(_ value: String) -> Bool {
-        value.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+        value.unicodeScalars.contains(where: isControl)
+    }
+
+    /// Whether `scalar` is a C0 control character, DEL or a C1 control character: the schemas' character class
+    /// `[\u0000-\u001f\u007f-\u009f]`.
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     static func range(_ value: Int64, _ allowed: ClosedRange<Int64>, field: String) throws(JobError) {
@@ -127,7 +157,7 @@ extension JobLimits {
     /// Checks a job's identity as given by an operator or a caller (`herald devices restore`, the restore route):
     /// both non-empty, within their byte limits, free of control characters.
     public static func checkKey(app: String, id: String) throws(JobError) {
-        try text(app, field: "app", maximum: appBytes)
-        try text(id, field: "id", maximum: idBytes)
+        try text(app, field: "app", maximum: appCharacters)
+        try text(id, field: "id", maximum: idCharacters)
     }
 }

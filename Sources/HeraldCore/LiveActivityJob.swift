@@ -110,7 +110,7 @@ public final class LiveActivityJob: Sendable {
             guard case .string(let type)? = aps["attributes-type"] else {
                 throw JobError(.invalidNotification, "a start needs aps.attributes-type, the ActivityAttributes type")
             }
-            try JobLimits.text(type, field: "notification.aps.attributes-type", maximum: JobLimits.activityIDBytes)
+            try JobLimits.text(type, field: "notification.aps.attributes-type", maximum: JobLimits.activityIDCharacters)
             guard case .object? = aps["attributes"] else {
                 throw JobError(.invalidNotification, "a start needs aps.attributes, an object")
             }

@@ -148,11 +148,6 @@ extension PreparedJob {
     /// Validates a decoded job.
     public static func prepare(_ job: Job, makeID: () -> String) throws(JobError) -> PreparedJob {
         guard !job.app.isEmpty else { throw JobError(.malformed, "app is empty") }
-        if let id = job.id {
-            guard !id.isEmpty, id.utf8.count <= JobLimits.idBytes else {
-                throw JobError(.malformed, "id must be 1 to \(JobLimits.idBytes) characters")
-            }
-        }
         try JobLimits.check(job)
 
         var invalid = 0
@@ -269,7 +264,9 @@ extension NotificationTemplate {
         }
         self.init(
             pushType: pushType,
-            priority: notification.priority.map(Priority.init(rawValue:)),
+            // Apple requires 5 for background pushes; APNs' default is 10.
+            priority: notification.priority.map(Priority.init(rawValue:))
+                ?? (pushType == .background ? .conservePower : nil),
             expiration: notification.expiration,
             collapseID: notification.collapseID,
             payload: payload
@@ -277,12 +274,10 @@ extension NotificationTemplate {
         aps = notification.aps
         custom = notification.custom ?? [:]
         badgeIncrement = notification.badgeIncrement
-        for (tag, alert) in notification.localizations ?? [:] {
-            let key = Localization.normalize(tag)
-            guard !key.isEmpty, key.count <= 35 else {
-                throw JobError(.invalidNotification, "localizations has a key that is not a BCP 47 tag")
-            }
-            localizations[key] = alert
+        // Sorted, so that of two keys that differ only in case or separator ("fr-CA", "fr_ca") the same one wins
+        // every time (NotificationRules checked each is a tag).
+        for (tag, alert) in (notification.localizations ?? [:]).sorted(by: { $0.key < $1.key }) {
+            localizations[Localization.normalize(tag)] = alert
         }
         // Apple's rules are checked on a request with a placeholder token: only the token check depends on it.
         // Every variant is checked at its largest (the largest badge the counter holds), so no device's payload is over the limit.
@@ -299,5 +294,6 @@ extension NotificationTemplate {
         } catch {
             throw JobError(.invalidNotification, error.message)
         }
+        try NotificationRules.check(notification, pushType: pushType)
     }
 }

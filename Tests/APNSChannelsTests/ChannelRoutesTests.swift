@@ -100,9 +100,21 @@ import Testing
             for body in [
                 #"{"storage_policy": 2}"#, #"{"ends_at": "tomorrow"}"#, #"{"ends_at": "2001-01-01T00:00:00Z"}"#,
                 #"{"label": "\#(String(repeating: "x", count: 201))"}"#,
+                // A six-digit year used to crash the API in Date encoding, after Apple had created the channel.
+                #"{"ends_at": "300000-01-01T00:00:00Z"}"#, #"{"label": ""}"#, #"{"lable": "x"}"#,
             ] {
                 let answer = try await Self.call(client, .post, base, key: admin, json: body)
-                #expect(answer.status == 400)
+                #expect(answer.status == 400, "\(body)")
+            }
+            let typo = try await Self.call(
+                client, .post, base, key: admin, json: #"{"endsAt": "2099-01-01T00:00:00Z"}"#)
+            let typoMessage = (typo.object["error"] as? [String: Any])?["message"] as? String
+            #expect(typoMessage == "unknown field endsAt in the channel; did you mean ends_at?")
+            // Malformed ids are answered 400 here, never forwarded to Apple (which answered 502).
+            for id in ["abc", "a%3D%3D%3D", "ab-_", "a%00b"] {
+                let deleted = try await Self.call(client, .delete, base + "/" + id, key: admin)
+                #expect(deleted.status == 400, "\(id)")
+                #expect((deleted.object["error"] as? [String: Any])?["code"] as? String == "invalid_channel_id")
             }
             let forbidden = try await Self.call(client, .post, base, key: read, json: "{}")
             #expect(forbidden.status == 403)

@@ -81,7 +81,7 @@ import Testing
                 (
                     "h-locale",
                     Array(
-                        #"{"app":"\#(WorkerHarness.app)","target":{"all":true,"locales":["%"]},"notification":{"aps":{}}}"#
+                        #"{"app":"\#(WorkerHarness.app)","target":{"all":true,"locales":["%"]},"notification":{"aps":{"alert":"hi"}}}"#
                             .utf8),
                     "locales.0 is not a BCP 47 tag"
                 ),

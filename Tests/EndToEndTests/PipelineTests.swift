@@ -87,8 +87,8 @@ import Testing
             // Bad input: not JSON, an unknown app, an invalid notification. Each is parked; nothing else is lost.
             for body in [
                 "{not json",
-                #"{"app":"com.unknown","target":{"all":true},"notification":{"aps":{}}}"#,
-                #"{"app":"com.example.news","target":{"all":true},"notification":{"aps":{},"priority":3}}"#,
+                #"{"app":"com.unknown","target":{"all":true},"notification":{"aps":{"alert":"hi"}}}"#,
+                #"{"app":"com.example.news","target":{"all":true},"notification":{"aps":{"alert":"hi"},"priority":3}}"#,
             ] {
                 try await connection.publish(Array(body.utf8), routingKey: configuration.topology.jobs)
             }
@@ -140,7 +140,7 @@ import Testing
             // Publishing a finished job again does not send it again.
             let before = simulator.records.count
             let again = Job(
-                id: "topic", app: Self.app, target: .topic("sports"), notification: JobNotification(aps: [:]))
+                id: "topic", app: Self.app, target: .topic("sports"), notification: JobNotification(aps: ["alert": "hi"]))
             try await connection.publish(
                 Array(try JSONEncoder().encode(again)), routingKey: configuration.topology.jobs)
             _ = await events.wait { $0.contains(.duplicate(app: Self.app, id: "topic", state: .done)) }

@@ -44,7 +44,7 @@ struct APIHarness: Sendable {
 
     /// Runs `body` against the router (no sockets), then deletes the test's queues.
     static func run(
-        maximumBodySize: Int = 64 * 1024, apps: AppsFile? = nil,
+        maximumBodySize: Int = 64 * 1024, apps: AppsFile? = nil, live: Bool = false,
         configure: (inout APIConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (APIHarness) async throws -> Void
     ) async throws {
@@ -71,7 +71,7 @@ struct APIHarness: Sendable {
             let settings = configuration
             let outcome: Result<Void, any Error>
             do {
-                try await application.test(.router) { client in
+                try await application.test(live ? .live : .router) { client in
                     try await body(
                         APIHarness(
                             client: client, store: store, configuration: settings, keyA: keyA, keyB: keyB

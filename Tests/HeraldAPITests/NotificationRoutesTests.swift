@@ -129,7 +129,7 @@ import Testing
             "invalid_notification"
         ),
         (
-            #"{"target": {"all": true}, "notification": {"aps": {}, "push_type": "background", "priority": 10}}"#, 422,
+            #"{"target": {"all": true}, "notification": {"aps": {"alert": "hi"}, "push_type": "background", "priority": 10}}"#, 422,
             "invalid_notification"
         ),
         (
@@ -141,22 +141,22 @@ import Testing
             422, "invalid_notification"
         ),
         (#"{"target": {"tokens": []}, "notification": {"aps": {"alert": "x"}}}"#, 422, "invalid_target"),
-        (#"{"target": {"all": true, "topic": "x"}, "notification": {"aps": {}}}"#, 400, "malformed"),
+        (#"{"target": {"all": true, "topic": "x"}, "notification": {"aps": {"alert": "hi"}}}"#, 400, "malformed"),
         (#"{"target": {"all": true}}"#, 400, "malformed"),
-        (#"{"app": "com.other", "target": {"all": true}, "notification": {"aps": {}}}"#, 400, "app_mismatch"),
+        (#"{"app": "com.other", "target": {"all": true}, "notification": {"aps": {"alert": "hi"}}}"#, 400, "app_mismatch"),
         // Values the database or a header would refuse: 422 naming the rule, never a 500.
         (
-            #"{"target": {"all": true}, "throttle_per_second": 2147483648, "notification": {"aps": {}}}"#, 422,
+            #"{"target": {"all": true}, "throttle_per_second": 2147483648, "notification": {"aps": {"alert": "hi"}}}"#, 422,
             "out_of_bounds"
         ),
         (
-            #"{"target": {"all": true}, "notification": {"aps": {}, "badge_increment": 2147483648}}"#, 422,
+            #"{"target": {"all": true}, "notification": {"aps": {"alert": "hi"}, "badge_increment": 2147483648}}"#, 422,
             "out_of_bounds"
         ),
-        (#"{"target": {"all": true}, "notification": {"aps": {}, "expiration": -1}}"#, 422, "out_of_bounds"),
-        (#"{"target": {"all": true, "locales": ["%"]}, "notification": {"aps": {}}}"#, 422, "out_of_bounds"),
+        (#"{"target": {"all": true}, "notification": {"aps": {"alert": "hi"}, "expiration": -1}}"#, 422, "out_of_bounds"),
+        (#"{"target": {"all": true, "locales": ["%"]}, "notification": {"aps": {"alert": "hi"}}}"#, 422, "out_of_bounds"),
         (
-            #"{"target": {"all": true}, "notification": {"aps": {}, "collapse_id": "a\r\nb"}}"#, 422,
+            #"{"target": {"all": true}, "notification": {"aps": {"alert": "hi"}, "collapse_id": "a\r\nb"}}"#, 422,
             "invalid_notification"
         ),
         (#"{"target": {"all": true}, "notification": {"aps": {"x": 1e400}}}"#, 400, "malformed_json"),
@@ -177,7 +177,7 @@ import Testing
             let tokens = (0..<100).map { "\"\(APIHarness.token($0))\"" }.joined(separator: ",")
             let response = try await h.request(
                 .post, Self.uri, key: h.keyA,
-                json: #"{"target": {"tokens": [\#(tokens)]}, "notification": {"aps": {}}}"#
+                json: #"{"target": {"tokens": [\#(tokens)]}, "notification": {"aps": {"alert": "hi"}}}"#
             )
             #expect(response.status == .contentTooLarge)
             #expect(try await h.store.jobSummaries(since: 0).isEmpty)
@@ -188,7 +188,7 @@ import Testing
         try await APIHarness.run { h in
             let response = try await h.request(
                 .post, Self.uri, key: h.keyA,
-                json: #"{"id": "a", "target": {"all": true}, "notification": {"aps": {}}}"#,
+                json: #"{"id": "a", "target": {"all": true}, "notification": {"aps": {"alert": "hi"}}}"#,
                 headers: [.init("Idempotency-Key")!: "b"]
             )
             #expect(response.status == .badRequest)

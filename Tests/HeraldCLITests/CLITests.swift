@@ -97,7 +97,7 @@ import Testing
         try [
             #"{"id": "file-1", "app": "com.example.news", "target": {"all": true}, "notification": {"aps": {"alert": "a"}}}"#,
             "{not json",
-            #"{"app": "com.example.news", "target": {"tokens": ["\#(secret)"]}, "notification": {"aps": {}, "priority": 3}}"#,
+            #"{"app": "com.example.news", "target": {"tokens": ["\#(secret)"]}, "notification": {"aps": {"alert": "hi"}, "priority": 3}}"#,
             "",
             #"{"id": "file-2", "target": {"users": ["u1"]}, "notification": {"aps": {"alert": "b"}}}"#,
         ].joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)

@@ -3,29 +3,38 @@ import HeraldCore
 import Testing
 
 @Suite struct DeviceCSVTests {
+    /// A token of 32 bytes, the shortest a device token may be.
+    static let token = String(repeating: "aabb", count: 16)
+
     @Test func parsesARowWithTopicsAndTheSeedTokenForm() throws {
-        let record = try DeviceCSV.parse(#""<AD853C20 3A9B>",u1,zh-Hant-TW,sports; news"#, lineNumber: 2)
-        #expect(record?.token.hex == "ad853c203a9b")
+        let record = try DeviceCSV.parse(
+            #""<AD853C20 3A9BAD85 3C203A9B AD853C20 3A9BAD85 3C203A9B AD853C20 3A9BAD85>",u1,zh-Hant-TW,sports; news"#,
+            lineNumber: 2)
+        #expect(record?.token.hex == String(repeating: "ad853c203a9b", count: 5) + "ad85")
         #expect(record?.userID == "u1")
         #expect(record?.locale == "zh-Hant-TW")
         #expect(record?.topics == ["sports", "news"])
     }
 
     @Test func emptyOptionalFieldsAreNil() throws {
-        let record = try DeviceCSV.parse("aabb,,,", lineNumber: 2)
-        #expect(record == DeviceRecord(token: DeviceToken(trustedHex: "aabb")))
+        let record = try DeviceCSV.parse("\(Self.token),,,", lineNumber: 2)
+        #expect(record == DeviceRecord(token: DeviceToken(trustedHex: Self.token)))
     }
 
     @Test(arguments: [
         ("xyz,u,en,", "not hexadecimal"),
         ("abc,u,en,", "odd number"),
-        ("aabb,u,en", "expected 4 fields"),
-        ("aabb,u,en us,", "BCP 47"),
-        (#""aabb,u,en,"#, "unterminated"),
-        ("aabb,u,en,sports\u{0};news", "NUL byte"),
-        ("aabb,u\u{0}x,en,", "NUL byte"),
-        ("aabb,u,en," + (0...100).map { "t\($0)" }.joined(separator: ";"), "topics has 101 entries; at most 100"),
-        ("aabb,u,en,news;" + String(repeating: "x", count: 129), "topic 2 is longer than 128 bytes (129)"),
+        ("\(token),u,en", "expected 4 fields"),
+        ("\(token),u,en us,", "BCP 47"),
+        (#""\#(token),u,en,"#, "unterminated"),
+        // The rules of the API's registration (DeviceFields), so that a file imports what the API registers.
+        ("aabbccdd,u,en,", "a device token is 32 to 200 bytes"),
+        ("\(token),u,1en,", "BCP 47"),
+        ("\(token),u\u{85},en,", "user_id contains a control character"),
+        ("\(token),u,en,\(String(repeating: "t", count: 129))", "topics is 129 characters, over 128"),
+        ("\(token),u,en,sports\u{0};news", "NUL byte"),
+        ("\(token),u\u{0}x,en,", "NUL byte"),
+        ("\(token),u,en," + (0...100).map { "t\($0)" }.joined(separator: ";"), "topics has 101 entries; at most 100"),
     ])
     func badRowsNameTheirLineAndRule(line: String, expected: String) {
         #expect {

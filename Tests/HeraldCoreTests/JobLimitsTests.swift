@@ -29,13 +29,13 @@ import Testing
         (job(aps: #","x":-1e-400"#), "a number is out of range"),
         (job(top: #","id":"a\nb""#), "id contains a control character"),
         (job(top: #","id":"a\u0085b""#), "id contains a control character"),
-        (job(top: ##","id":"""##), "id must be 1 to 128"),
+        (job(top: ##","id":"""##), "id is empty"),
         (#"{"app":"a\tb","target":{"all":true},"notification":{"aps":{}}}"#, "app contains a control character"),
         (job(target: #"{"all":true,"locales":["fr%"]}"#), "target.locales.0 is not a BCP 47 tag"),
         (job(target: #"{"all":true,"locales":["_"]}"#), "target.locales.0 is not a BCP 47 tag"),
         (job(target: #"{"topic":"a\r\n"}"#), "target.topic contains a control character"),
         (job(target: #"{"users":["u","\u0001"]}"#), "target.users.1 contains a control character"),
-        (job(target: #"{"topic":"\#(String(repeating: "t", count: 257))"}"#), "target.topic is 257 bytes, over 256"),
+        (job(target: #"{"topic":"\#(String(repeating: "t", count: 257))"}"#), "target.topic is 257 characters, over 256"),
     ])
     func refusesWithTheRule(json: String, rule: String) {
         #expect {

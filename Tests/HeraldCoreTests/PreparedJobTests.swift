@@ -22,36 +22,36 @@ import Testing
     }
 
     @Test func assignsAnIdWhenMissing() throws {
-        let job = try Self.decode(#"{"app":"a","target":{"all":true},"notification":{"aps":{}}}"#)
+        let job = try Self.decode(#"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"}}}"#)
         #expect(job.id == "generated-id")
         #expect(job.audience == .all(locales: nil))
     }
 
     @Test func badTokensFailAloneAndTheRestGoOn() throws {
-        let job = try Self.decode(#"{"app":"a","target":{"tokens":["zz","abc","aabb"]},"notification":{"aps":{}}}"#)
+        let job = try Self.decode(#"{"app":"a","target":{"tokens":["zz","abc","aabb"]},"notification":{"aps":{"alert":"hi"}}}"#)
         #expect(job.invalidTokenCount == 2)
         #expect(job.audience == .tokens([DeviceToken(trustedHex: "aabb")]))
     }
 
     @Test(arguments: [
         ("not json", "not a job"),
-        (#"{"app":"a","notification":{"aps":{}}}"#, "missing field target"),
-        (#"{"app":"a","target":{"all":true,"topic":"x"},"notification":{"aps":{}}}"#, "exactly one"),
-        (#"{"app":"a","target":{"all":false},"notification":{"aps":{}}}"#, "must be true"),
-        (#"{"app":"a","target":{"tokens":[]},"notification":{"aps":{}}}"#, "target.tokens is empty"),
-        (#"{"app":"","target":{"all":true},"notification":{"aps":{}}}"#, "app is empty"),
-        (#"{"app":"a","target":{"all":true},"notification":{"aps":{},"priority":7}}"#, "apns-priority 7"),
-        (#"{"app":"a","target":{"all":true},"notification":{"aps":{},"push_type":"nope"}}"#, "not an APNs push type"),
+        (#"{"app":"a","notification":{"aps":{"alert":"hi"}}}"#, "missing field target"),
+        (#"{"app":"a","target":{"all":true,"topic":"x"},"notification":{"aps":{"alert":"hi"}}}"#, "exactly one"),
+        (#"{"app":"a","target":{"all":false},"notification":{"aps":{"alert":"hi"}}}"#, "must be true"),
+        (#"{"app":"a","target":{"tokens":[]},"notification":{"aps":{"alert":"hi"}}}"#, "target.tokens is empty"),
+        (#"{"app":"","target":{"all":true},"notification":{"aps":{"alert":"hi"}}}"#, "app is empty"),
+        (#"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"},"priority":7}}"#, "apns-priority 7"),
+        (#"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"},"push_type":"nope"}}"#, "not an APNs push type"),
         (
-            #"{"app":"a","target":{"all":true},"notification":{"aps":{},"push_type":"background","priority":10}}"#,
+            #"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"},"push_type":"background","priority":10}}"#,
             "priority 5"
         ),
         (
-            #"{"app":"a","target":{"all":true},"notification":{"aps":{},"push_type":"background","priority":5}}"#,
+            #"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"},"push_type":"background","priority":5}}"#,
             "content-available"
         ),
         (
-            #"{"app":"a","target":{"all":true},"notification":{"aps":{},"custom":{"aps":1}}}"#,
+            #"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"},"custom":{"aps":1}}}"#,
             "must not contain the key aps"
         ),
     ])
@@ -66,7 +66,7 @@ import Testing
     @Test func aNULCharacterIsRejectedButAnEscapedBackslashBeforeU0000IsText() throws {
         // PostgreSQL can store neither: such a job would fail to be recorded on every redelivery.
         #expect {
-            _ = try Self.decode(#"{"id":"a\u0000b","app":"a","target":{"all":true},"notification":{"aps":{}}}"#)
+            _ = try Self.decode(#"{"id":"a\u0000b","app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"}}}"#)
         } throws: { error in
             (error as? JobError)?.description.contains("U+0000") == true
         }
@@ -101,7 +101,7 @@ import Testing
         let long = String(repeating: "c", count: 65)
         #expect(throws: JobError.self) {
             _ = try Self.decode(
-                #"{"app":"a","target":{"all":true},"notification":{"aps":{},"collapse_id":"\#(long)"}}"#)
+                #"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"},"collapse_id":"\#(long)"}}"#)
         }
     }
 }

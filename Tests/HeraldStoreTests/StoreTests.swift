@@ -157,7 +157,7 @@ import Testing
     /// Small jobs left running by their group (`claimSmallJobs` with no counts), as a group with exceptions leaves
     /// them.
     static func startRunning(_ ids: [String], in store: Store) async throws {
-        let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
+        let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{"alert":"hi"}}}"#
         let claim = try await store.claimSmallJobs(ids.map(key)) { claimed in
             (
                 (),
@@ -171,10 +171,10 @@ import Testing
 
     @Test func smallJobsAreClaimedOnlyWhenNewOrEnqueuedAndWrittenOnceWhenSent() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
-            let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#
+            let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{"alert":"hi"}}}"#
             @Sendable func job(_ id: String) throws -> PreparedJob {
                 try PreparedJob.decode(
-                    Array(#"{"id":"\#(id)","app":"a","target":{"tokens":["aa"]},"notification":{"aps":{}}}"#.utf8)
+                    Array(#"{"id":"\#(id)","app":"a","target":{"tokens":["aa"]},"notification":{"aps":{"alert":"hi"}}}"#.utf8)
                 ) { "" }
             }
             @Sendable func row(_ id: String, sent: Int?) -> SmallJobRow {

@@ -61,8 +61,9 @@ import Testing
                 rules.insert(String(error.message.prefix { !$0.isNumber }))
             }
         }
-        // The mutations reach both outcomes, and several rules.
-        #expect(accepted > 1000)
+        // The mutations reach both outcomes, and several rules. (About 540 are accepted since unknown fields, typos
+        // among them, are refused and an alert must show something: 1,600 were before.)
+        #expect(accepted > 300)
         #expect(refused.count >= 4, "\(refused)")
         #expect(rules.count >= 20, "\(rules)")
     }
@@ -97,7 +98,7 @@ import Testing
 
     /// What every accepted job must satisfy, whatever it was mutated from.
     static func checkBounds(_ job: PreparedJob) throws {
-        #expect(job.id.utf8.count <= JobLimits.idBytes && !JobLimits.hasControlCharacter(job.id))
+        #expect(job.id.unicodeScalars.count <= JobLimits.idCharacters && !JobLimits.hasControlCharacter(job.id))
         #expect(!job.app.isEmpty && !JobLimits.hasControlCharacter(job.app))
         if let rate = job.throttlePerSecond { #expect((1...Int(Int32.max)).contains(rate)) }
         if let increment = job.template.badgeIncrement { #expect(Int(Int32.min)...Int(Int32.max) ~= increment) }
@@ -110,7 +111,7 @@ import Testing
         case .topic(_, let locales), .all(let locales):
             #expect((locales ?? []).allSatisfy(JobLimits.isTag))
         case .activity(let id), .channel(let id):
-            #expect(!id.isEmpty && id.utf8.count <= JobLimits.activityIDBytes && job.liveActivity?.key != nil)
+            #expect(!id.isEmpty && id.unicodeScalars.count <= JobLimits.activityIDCharacters && job.liveActivity?.key != nil)
         }
         // What the worker stores as the spec is JSON PostgreSQL accepts: it encodes again without error.
         _ = try JSONEncoder().encode(job.spec)

@@ -12,7 +12,7 @@ public struct ActivityChannel: Sendable, Hashable {
     public var environment: String
     /// Apple's `message-storage-policy`: 0 stores no message, 1 the most recent one.
     public var storagePolicy: Int
-    /// The operator's note, at most ``maximumLabelBytes``.
+    /// The operator's note, at most ``maximumLabelCharacters`` characters (schemas/030).
     public var label: String?
     /// When the event ends; after it the channel may be garbage-collected.
     public var endsAt: Date?
@@ -20,7 +20,7 @@ public struct ActivityChannel: Sendable, Hashable {
     public var createdAt: Date
 
     /// The longest label, in UTF-8 bytes.
-    public static let maximumLabelBytes = 200
+    public static let maximumLabelCharacters = 200
 
     public init(
         app: String, id: String, environment: String, storagePolicy: Int, label: String? = nil, endsAt: Date? = nil,
@@ -35,10 +35,13 @@ public struct ActivityChannel: Sendable, Hashable {
         self.createdAt = createdAt
     }
 
-    /// Why `label` cannot be stored, or nil: empty, over ``maximumLabelBytes`` or with a control character.
+    /// Why `label` cannot be stored, or nil: empty, over ``maximumLabelCharacters`` characters (schemas/030) or with
+    /// a control character.
     public static func labelProblem(_ label: String) -> String? {
         if label.isEmpty { return "the label is empty" }
-        if label.utf8.count > maximumLabelBytes { return "the label is longer than \(maximumLabelBytes) bytes" }
+        if label.unicodeScalars.count > maximumLabelCharacters {
+            return "the label is longer than \(maximumLabelCharacters) characters"
+        }
         if label.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) {
             return "the label contains a control character"
         }
