@@ -43,10 +43,27 @@ import Testing
             }
             try DevServices.run("start-postgres")
 
-            await harness.waitUntilFinished(jobs, in: .done)
+            // Every job finished, or its message parked (which must not happen: then the test fails here, not on its
+            // time limit).
+            let expected = jobs
+            let events = await harness.events.wait { events in
+                var ended = Set<String>()
+                for event in events {
+                    switch event {
+                    case .finished(WorkerHarness.app, let id, _), .parked(let id?, _): ended.insert(id)
+                    default: break
+                    }
+                }
+                return ended.isSuperset(of: expected) || events.contains { if case .parked = $0 { true } else { false } }
+            }
             try await worker.stop()
 
             #expect(harness.parkedReasons.isEmpty)
+            let done = Set(
+                events.compactMap { event -> String? in
+                    if case .finished(WorkerHarness.app, let id, .done) = event { id } else { nil }
+                })
+            #expect(done == jobs)
             for id in ["b1", "b2"] {
                 let received = harness.received(job: id)
                 #expect(received.count == devices.count, "\(id): every device once")
@@ -105,10 +122,27 @@ import Testing
             }
             try DevServices.run("start-postgres")
 
-            await harness.waitUntilFinished(jobs, in: .done)
+            // Every job finished, or its message parked (which must not happen: then the test fails here, not on its
+            // time limit).
+            let expected = jobs
+            let events = await harness.events.wait { events in
+                var ended = Set<String>()
+                for event in events {
+                    switch event {
+                    case .finished(WorkerHarness.app, let id, _), .parked(let id?, _): ended.insert(id)
+                    default: break
+                    }
+                }
+                return ended.isSuperset(of: expected) || events.contains { if case .parked = $0 { true } else { false } }
+            }
             try await worker.stop()
 
             #expect(harness.parkedReasons.isEmpty)
+            let done = Set(
+                events.compactMap { event -> String? in
+                    if case .finished(WorkerHarness.app, let id, .done) = event { id } else { nil }
+                })
+            #expect(done == jobs)
             for id in ["b1", "b2"] {
                 let received = harness.received(job: id)
                 #expect(received.count == devices.count, "\(id): every device once")
