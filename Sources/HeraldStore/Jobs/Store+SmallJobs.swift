@@ -73,10 +73,11 @@ extension Store {
                     // Once the caller gave up on the claim (a stall abandoned it), it takes the jobs one by one:
                     // this claim must not send them too.
                     guard progress.startSending() else { throw CancellationError() }
-                    // The sends run in a task of their own: a stall watchdog that gives up on the claim (an outage
-                    // under it) cancels the transaction, not notifications on their way; the caller waits for them
-                    // and writes their rows once the database is back.
-                    let sending = Task { try await deliver(claimed) }
+                    // The sends run in a task of their own (where the caller prefers to run, as the statement does):
+                    // a stall watchdog that gives up on the claim (an outage under it) cancels the transaction, not
+                    // notifications on their way; the caller waits for them and writes their rows once the database
+                    // is back.
+                    let sending = Task(executorPreference: ExecutorPreference.current) { try await deliver(claimed) }
                     progress.update { $0.sends = sending }
                     let (value, rows) = try await sending.value
                     progress.update { $0.delivered = (value, rows) }
@@ -100,7 +101,7 @@ extension Store {
             guard state.sending else { return .notClaimed(Self.storeError(error, what: "claiming small jobs")) }
             // Given up on while sending: what is sent is not sent again, so the sends are waited for and their rows
             // left to the caller. (Sends that failed themselves are thrown below.)
-            if let sends = state.sends {
+            if state.sends != nil, !(error is PostgresTransactionError) {  // given up on, not failed in the sends
                 logger.warning(
                     "a group's claim was given up on while it was sending, waiting for its sends",
                     metadata: ["error": "\(Self.storeError(error, what: "claiming small jobs"))"])
