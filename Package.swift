@@ -104,6 +104,9 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // Only to recognise the pool's circuit breaker (`ConnectionPoolError`), which PostgresNIO passes on
+                // as it is: a failure the worker waits out as an outage (`StoreError.isUnreachable`).
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -308,7 +311,11 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
-        .testTarget(name: "HeraldStoreTests", dependencies: ["HeraldStore", "HeraldTestSupport"]),
+        .testTarget(
+            name: "HeraldStoreTests",
+            dependencies: [
+                "HeraldStore", "HeraldTestSupport", .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
+            ]),
         .testTarget(name: "HeraldMessagingTests", dependencies: ["HeraldMessaging", "RabbitMQ", "HeraldTestSupport"]),
         .testTarget(
             name: "HeraldOperationsTests",

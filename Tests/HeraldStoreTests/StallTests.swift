@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldStore
 import HeraldTestSupport
 import Logging
@@ -41,6 +42,67 @@ import Testing
             #expect(error?.isTransient == true)
             #expect(
                 error?.description.contains("waiting for a connection failed: the database does not answer") == true)
+        }
+    }
+
+    /// A group of small jobs whose sends outlast the stall grace while the database does not answer: the claim is
+    /// given up on, but not the notifications on their way. Their rows come back to be written once the database
+    /// is back (`deliveredNotWritten`), rather than the group being thrown away as failed and parked (issue 32: no
+    /// path parks during an outage).
+    @Test func aClaimGivenUpOnWhileSendingWaitsForTheSendsAndLeavesTheirRowsToTheCaller() async throws {
+        var components = try #require(URLComponents(string: TestServices.databaseURL))
+        components.port = 1
+        let unreachable = try DatabaseConfiguration(url: try #require(components.string))
+        try await TemporaryDatabase.withMigratedStore { _, database in
+            let (givenUp, signal) = AsyncStream<Void>.makeStream()
+            let logger = Logger(label: "test.stalls") { _ in
+                Signal(
+                    message: "a group's claim was given up on while it was sending, waiting for its sends",
+                    continuation: signal)
+            }
+            let client = PostgresClient(configuration: database.clientConfiguration, backgroundLogger: logger)
+            let store = Store(
+                client: client, logger: logger, stalls: Self.stalls,
+                probeConnection: try unreachable.connectionConfiguration())
+            let keys = [JobKey(app: "a", id: "s1"), JobKey(app: "a", id: "s2")]
+            let claim = try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await client.run() }
+                defer { group.cancelAll() }
+                return try await store.claimSmallJobs(keys) { claimed in
+                    // The sends end only once the claim, given up on by the watchdog, waits for them (cancelled
+                    // with the claim, as they were before, they end with it).
+                    for await _ in givenUp { break }
+                    try Task.checkCancellation()
+                    let rows = claimed.map {
+                        SmallJobRow(id: $0.id, app: $0.app, spec: "{}", publishedAt: 0, tokenCount: 1, done: nil)
+                    }
+                    return (claimed, rows)
+                }
+            }
+            guard case .deliveredNotWritten(let claimed, let rows, let error) = claim else {
+                Issue.record("expected the sent group back to be written, got \(claim)")
+                return
+            }
+            #expect(claimed == Set(keys))
+            #expect(Set(rows.map(\.id)) == ["s1", "s2"])
+            #expect(error.isTransient)
+        }
+    }
+
+    /// Tells `continuation` when `message` is logged.
+    struct Signal: LogHandler {
+        let message: String
+        let continuation: AsyncStream<Void>.Continuation
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            if event.message.description == message { continuation.yield() }
         }
     }
 

@@ -10,10 +10,18 @@
 #        deploy/dev/services.sh rabbitmqctl ARGS... | psql ARGS...   (helpers for humans)
 # Logs: .state/logs/ (postgres.log, rabbitmq-server.out, rabbitmq/ -> broker logs)
 #
-# Ports / credentials (fixed; tests and docs depend on them):
+# Ports / credentials (tests and docs assume the defaults):
 #   PostgreSQL  127.0.0.1:55432   role herald / herald-dev, database herald
 #   RabbitMQ    127.0.0.1:56720   user herald / herald-dev, vhost /
-#               dist 56721, epmd 43690, CLI dist ports 56730-56739
+#               dist 56721, amqps 56723, epmd 43690, CLI dist ports 56730-56739, node herald-dev@localhost
+#
+# A second checkout whose services must not clash with the first (a test that stops its PostgreSQL beside
+# someone else's) picks other ports with these variables on `up`:
+#   HERALD_DEV_PG_PORT HERALD_DEV_RMQ_PORT HERALD_DEV_RMQ_DIST_PORT HERALD_DEV_RMQ_TLS_PORT HERALD_DEV_EPMD_PORT
+#   HERALD_DEV_RMQ_CTL_DIST_PORT_MIN HERALD_DEV_RMQ_CTL_DIST_PORT_MAX HERALD_DEV_RMQ_NODENAME
+# `up` records them in .state/ports.env, so every later command of that checkout (down, stop-postgres, the
+# outage tests' helpers) acts on the same services without them; a variable set later still wins. Its URLs are
+# in .state/services.env as always.
 set -euo pipefail
 
 # --- locations ---------------------------------------------------------------
@@ -26,24 +34,46 @@ REPO_ROOT=$(cd -- "$SCRIPT_DIR/../.." && pwd -P)
 STATE_DIR=$REPO_ROOT/.state
 LOG_DIR=$STATE_DIR/logs
 ENV_FILE=$STATE_DIR/services.env
+PORTS_FILE=$STATE_DIR/ports.env
 LOCK_FILE=$STATE_DIR/.services.lock
+
+# --- ports -------------------------------------------------------------------
+
+# The port variables `up` recorded (see the header), for those not set now. Read line by line, not sourced: only
+# the known names, with a port number (or a node name) as the value.
+PORT_VARIABLES=(HERALD_DEV_PG_PORT HERALD_DEV_RMQ_PORT HERALD_DEV_RMQ_DIST_PORT HERALD_DEV_RMQ_TLS_PORT
+    HERALD_DEV_EPMD_PORT HERALD_DEV_RMQ_CTL_DIST_PORT_MIN HERALD_DEV_RMQ_CTL_DIST_PORT_MAX HERALD_DEV_RMQ_NODENAME)
+if [ -f "$PORTS_FILE" ]; then
+    while IFS='=' read -r name value; do
+        case " ${PORT_VARIABLES[*]} " in *" $name "*) ;; *) continue ;; esac
+        [[ $value =~ ^[A-Za-z0-9_.@-]+$ ]] || continue
+        [ -n "${!name:-}" ] || printf -v "$name" '%s' "$value"
+    done <"$PORTS_FILE"
+fi
+for name in "${PORT_VARIABLES[@]}"; do
+    value=${!name:-}
+    if [ -n "$value" ] && [ "$name" != HERALD_DEV_RMQ_NODENAME ]; then
+        [[ $value =~ ^[0-9]+$ ]] && [ "$value" -ge 1 ] && [ "$value" -le 65535 ] ||
+            { printf 'services: error: %s=%s is not a port number\n' "$name" "$value" >&2; exit 1; }
+    fi
+done
 
 PG_DIR=$STATE_DIR/postgres
 PG_DATA=$PG_DIR/data
 PG_LOG=$LOG_DIR/postgres.log
-PG_PORT=55432
+PG_PORT=${HERALD_DEV_PG_PORT:-55432}
 PG_SUPERUSER=postgres
 PG_START_TIMEOUT=${HERALD_PG_START_TIMEOUT:-60}
 
 RMQ_DIR=$STATE_DIR/rabbitmq
-RMQ_NODENAME=herald-dev@localhost
-RMQ_PORT=56720
-RMQ_DIST_PORT=56721
-RMQ_TLS_PORT=56723 # amqps; 56722 is kept for the management plugin
+RMQ_NODENAME=${HERALD_DEV_RMQ_NODENAME:-herald-dev@localhost}
+RMQ_PORT=${HERALD_DEV_RMQ_PORT:-56720}
+RMQ_DIST_PORT=${HERALD_DEV_RMQ_DIST_PORT:-56721}
+RMQ_TLS_PORT=${HERALD_DEV_RMQ_TLS_PORT:-56723} # amqps; 56722 is kept for the management plugin
 RMQ_TLS_DIR=$RMQ_DIR/tls
-RMQ_CTL_DIST_PORT_MIN=56730
-RMQ_CTL_DIST_PORT_MAX=56739
-RMQ_EPMD_PORT=43690
+RMQ_CTL_DIST_PORT_MIN=${HERALD_DEV_RMQ_CTL_DIST_PORT_MIN:-56730}
+RMQ_CTL_DIST_PORT_MAX=${HERALD_DEV_RMQ_CTL_DIST_PORT_MAX:-56739}
+RMQ_EPMD_PORT=${HERALD_DEV_EPMD_PORT:-43690}
 RMQ_PID_FILE=$RMQ_DIR/rabbitmq.pid
 RMQ_OUT_LOG=$LOG_DIR/rabbitmq-server.out
 RMQ_BIN=/usr/lib/rabbitmq/bin
@@ -721,12 +751,22 @@ write_env_file() {
     mv -f -- "$ENV_FILE.tmp" "$ENV_FILE"
 }
 
+# The ports `up` used, for the checkout's later commands (only those chosen by variable: defaults stay defaults).
+write_ports_file() {
+    local name
+    for name in "${PORT_VARIABLES[@]}"; do
+        [ -z "${!name:-}" ] || printf '%s=%s\n' "$name" "${!name}"
+    done >"$PORTS_FILE.tmp"
+    mv -f -- "$PORTS_FILE.tmp" "$PORTS_FILE"
+}
+
 cmd_up() {
     local start
     start=$(now)
     take_lock
     ensure_packages
     mkdir -p "$LOG_DIR"
+    write_ports_file
     pg_start
     rmq_start
     write_env_file

@@ -43,9 +43,11 @@ extension Store {
                     do { outcome.finish(.success(try await body())) } catch { outcome.finish(.failure(error)) }
                 }
                 let watchdog = Task { [self] in
-                    @Sendable func giveUp(_ line: Logger.Message, _ reason: String) {
+                    @Sendable func giveUp(_ line: Logger.Message, _ reason: String, unreachable: Bool) {
                         logger.warning(line, metadata: ["operation": "\(what)"])
-                        outcome.finish(.failure(StoreError(.queryFailed, "\(what) failed: \(reason)")))
+                        var error = StoreError(.queryFailed, "\(what) failed: \(reason)")
+                        error.isUnreachable = unreachable
+                        outcome.finish(.failure(error))
                         work.cancel()
                     }
                     // Whether pings answer, and since when; nil until the first failed ping (a statement that runs
@@ -71,11 +73,11 @@ extension Store {
                         if answers {
                             giveUp(
                                 "a statement lost with its connection, giving up on it",
-                                "the connection was lost under it")
+                                "the connection was lost under it", unreachable: false)
                         } else {
                             giveUp(
-                                "the database does not answer, giving up on a statement", "the database does not answer"
-                            )
+                                "the database does not answer, giving up on a statement",
+                                "the database does not answer", unreachable: true)
                         }
                         return
                     }

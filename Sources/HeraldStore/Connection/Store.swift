@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import _ConnectionPoolModule
 
 /// Herald's PostgreSQL store: devices, jobs, write-back and reports, over one `PostgresClient` pool.
 ///
@@ -55,7 +56,9 @@ public struct Store: Sendable {
 
 extension Store {
     /// `error` as a `StoreError` that is safe to log: PostgreSQL's message and SQLSTATE, never bound values.
-    static func storeError(_ error: any Error, what: String, code: StoreError.Code = .queryFailed) -> StoreError {
+    package static func storeError(
+        _ error: any Error, what: String, code: StoreError.Code = .queryFailed
+    ) -> StoreError {
         if let error = error as? StoreError { return error }
         if let transaction = error as? PostgresTransactionError {
             // The first failure is the cause; a rollback error after it says nothing more.
@@ -70,9 +73,14 @@ extension Store {
                 code, "\(what) failed\(server)\(sqlState.map { " [\($0)]" } ?? "")", underlying: error)
             stored.sqlState = sqlState
             stored.isTransient = sqlState.map(StoreError.isTransient(sqlState:)) ?? isTransient(clientError: error)
+            stored.isUnreachable =
+                sqlState.map(StoreError.isUnreachable(sqlState:)) ?? isUnreachable(clientError: error)
             return stored
         }
         var stored = StoreError(code, "\(what) failed", underlying: error)
+        // The pool's refusals reach us as they are: only its circuit breaker says the server is out of reach (not a
+        // cancelled request, nor a pool shut down).
+        stored.isUnreachable = error as? ConnectionPoolError == .connectionCreationCircuitBreakerTripped
         // A row that does not decode as its type, or a value that cannot be bound, fails the same way again.
         stored.isTransient = !(error is DecodingError || error is EncodingError || error is PostgresDecodingError)
         return stored
@@ -88,6 +96,13 @@ extension Store {
         default:
             return true
         }
+    }
+
+    /// A failure with no answer from the server that says the server could not be reached: no connection could be
+    /// made, or it failed. A connection the server closed under a statement is not: the statement may be why (a
+    /// backend that crashed on it), so it is tried a bounded number of times while the server answers.
+    private static func isUnreachable(clientError error: PSQLError) -> Bool {
+        error.code == .connectionError
     }
 
     /// Deadlock (40P01) or serialization failure (40001), directly or inside a failed transaction.

@@ -1,3 +1,5 @@
+import _ConnectionPoolModule
+
 /// A failure of the store: a code, a message safe to log (never a password, token or row content), and the cause.
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
@@ -24,6 +26,12 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// and also when it is misconfigured (authentication, a missing table or permission): that is an outage of
     /// the deployment, not something to park messages for.
     public var isTransient: Bool = true
+    /// Whether the statement never reached a server that could run it: the pool could not connect (its circuit
+    /// breaker, open after a minute of failed connects, refuses every statement at once until its own next try, up to
+    /// a minute after the server is back), a connection could not be made or was lost under the statement, or the
+    /// server was shutting down or starting up. An outage, whatever a probe of the server says at that moment: the
+    /// worker waits it out without counting it as a try of the work (`OutageWaiter`).
+    public var isUnreachable: Bool = false
     /// The underlying error's type, not its text: PostgresNIO's errors can quote bound values.
     public var underlying: (any Error)?
     /// For `quotaExceeded`: whole seconds until the quota allows the call again; nil if waiting does not help.
@@ -70,8 +78,18 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         !["22", "23", "P0"].contains(String(sqlState.prefix(2)))
     }
 
+    /// Whether a SQLSTATE says the server could not be used rather than that the statement failed: class 08
+    /// (connection exception) and 57P01-57P03 (shut down by the administrator, crash shutdown, cannot connect now:
+    /// starting up).
+    public static func isUnreachable(sqlState: String) -> Bool {
+        sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
+    }
+
     /// A one-line summary of a cause that cannot leak bound values: PSQLError's server message and SQLSTATE only.
     static func summary(of error: any Error) -> String {
-        String(describing: type(of: error))
+        if error as? ConnectionPoolError == .connectionCreationCircuitBreakerTripped {
+            return "ConnectionPoolError: the pool's circuit breaker is open"
+        }
+        return String(describing: type(of: error))
     }
 }

@@ -73,7 +73,13 @@ extension Store {
                     // Once the caller gave up on the claim (a stall abandoned it), it takes the jobs one by one:
                     // this claim must not send them too.
                     guard progress.startSending() else { throw CancellationError() }
-                    let (value, rows) = try await deliver(claimed)
+                    // The sends run in a task of their own (where the caller prefers to run, as the statement does):
+                    // a stall watchdog that gives up on the claim (an outage under it) cancels the transaction, not
+                    // notifications on their way; the caller waits for them and writes their rows once the database
+                    // is back.
+                    let sending = Task(executorPreference: ExecutorPreference.current) { try await deliver(claimed) }
+                    progress.update { $0.sends = sending }
+                    let (value, rows) = try await sending.value
                     progress.update { $0.delivered = (value, rows) }
                     guard !rows.isEmpty else { return value }
                     do {
@@ -93,6 +99,16 @@ extension Store {
             }
             // Lost before anything was sent (the transaction could not begin, or stalled in the claim).
             guard state.sending else { return .notClaimed(Self.storeError(error, what: "claiming small jobs")) }
+            // Given up on while sending: what is sent is not sent again, so the sends are waited for and their rows
+            // left to the caller. (Sends that failed themselves are thrown below.)
+            if state.sends != nil, !(error is PostgresTransactionError) {  // given up on, not failed in the sends
+                logger.warning(
+                    "a group's claim was given up on while it was sending, waiting for its sends",
+                    metadata: ["error": "\(Self.storeError(error, what: "claiming small jobs"))"])
+            }
+            if let sends = state.sends, let (value, rows) = try? await sends.value {
+                return .deliveredNotWritten(value, rows, Self.storeError(error, what: "writing small jobs"))
+            }
             if let transaction = error as? PostgresTransactionError, let failure = transaction.closureError {
                 throw failure
             }
@@ -297,6 +313,8 @@ private final class ClaimProgress<Value: Sendable>: Sendable {
     struct State {
         var claimFailure: StoreError?
         var sending = false
+        /// The sends, once started.
+        var sends: Task<(Value, [SmallJobRow]), any Error>?
         var delivered: (Value, [SmallJobRow])?
         /// The caller has given up on the claim: it does not send any more.
         var givenUp = false

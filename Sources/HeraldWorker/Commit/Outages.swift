@@ -35,10 +35,14 @@ struct SentButNotSettled: Error, CustomStringConvertible {
 /// A transient failure is tried again with jittered backoff. While the database does not answer, the wait has no
 /// bound: an outage of any length is waited out, the message stays unacknowledged (so prefetch bounds how much
 /// the worker holds and it takes nothing new beyond that), and nothing is requeued, so no delivery limit is spent
-/// and nothing is sent twice. While the database answers, `attemptsWhileReachable` transient failures in a row
-/// end it (the error is thrown, and the caller parks the message with it): a failure that repeats against a
-/// healthy database is not an outage. A permanent failure, or any failure once the worker is shutting down, is
-/// thrown at once.
+/// (a quorum queue counts a delivery only when a message goes back to it) and nothing is sent twice. A failure
+/// that says the database could not be reached (`StoreError.isUnreachable`: the pool's circuit breaker, which
+/// refuses every statement for up to a minute after a long outage ends, a failed connect, a server starting up) is
+/// such an outage too, even while the outage probe, which connects on its own, already gets answers: it is tried
+/// again at the backoff's pace, never counted. While the database answers, `attemptsWhileReachable` other
+/// transient failures in a row end it (the error is thrown, and the caller parks the message with it): a failure
+/// that repeats against a healthy database is not an outage. A permanent failure, or any failure once the worker
+/// is shutting down, is thrown at once.
 struct OutageWaiter: Sendable {
     /// Whether the database answers a ping within the timeout (`Store.databaseAnswers`; a fake's in tests).
     let answers: @Sendable (Duration) async -> Bool
@@ -78,7 +82,9 @@ struct OutageWaiter: Sendable {
                 guard FailureKind(error) == .transient, !Task.isCancelled, !Task.isShuttingDownGracefully else {
                     throw error
                 }
-                if await databaseAnswers() {
+                let unreachable = Self.isUnreachable(error)
+                let answers = await databaseAnswers()
+                if answers && !unreachable {
                     failures += 1
                     guard failures < attemptsWhileReachable else { throw error }
                     logger.warning(
@@ -89,11 +95,14 @@ struct OutageWaiter: Sendable {
                     continue
                 }
                 // An outage: wait (without trying the work, so nothing piles up on the pool) until the database
-                // answers again, then try once more.
+                // answers again, then try once more. The database may answer while the pool still refuses: then
+                // the work is tried again after one wait, at the delay reached so far.
                 failures = 0
-                logger.warning(
-                    "database unreachable, holding the message until it is back",
-                    metadata: ["operation": "\(what)", "error": "\(error)"])
+                if waits == 0 {
+                    logger.warning(
+                        "database unreachable, holding the message until it is back",
+                        metadata: ["operation": "\(what)", "error": "\(error)"])
+                }
                 Self.waiting.increment(by: 1)
                 defer { Self.waiting.decrement(by: 1) }
                 repeat {
@@ -101,16 +110,24 @@ struct OutageWaiter: Sendable {
                     onEvent?(.waitingForDatabase(operation: what, wait: waits))
                     if waits.nonzeroBitCount == 1 {  // 1, 2, 4, 8, …: a line now and then, not one per wait
                         logger.notice(
-                            "still waiting for the database", metadata: ["operation": "\(what)", "waits": "\(waits)"])
+                            "still waiting for the database",
+                            metadata: ["operation": "\(what)", "waits": "\(waits)", "error": "\(error)"])
                     }
                     try? await Task.sleep(for: delay * Double.random(in: 0.5...1))
                     delay = min(delay * 2, longestDelay)
                     if Task.isCancelled || Task.isShuttingDownGracefully { throw error }
                 } while await !databaseAnswers()
-                logger.notice("database answers again, trying again", metadata: ["operation": "\(what)"])
-                delay = firstDelay
+                if !answers {
+                    logger.notice("database answers again, trying again", metadata: ["operation": "\(what)"])
+                    delay = firstDelay
+                }
             }
         }
+    }
+
+    /// Whether `error` says the database could not be reached, whatever the probe says (`StoreError.isUnreachable`).
+    static func isUnreachable(_ error: any Error) -> Bool {
+        (error as? StoreError)?.isUnreachable ?? false
     }
 }
 

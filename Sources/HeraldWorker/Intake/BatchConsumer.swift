@@ -46,6 +46,7 @@ struct BatchConsumer: Sendable {
             logger.error("batch could not be completed", metadata: ["batch": "\(batch.key)", "error": "\(error)"])
             let reason = FailureKind(error) == .permanent ? "\(error)" : "\(JobError.Code.failedRepeatedly): \(error)"
             await park(delivery, reason: reason, consumer: consumer)
+            if error is SentButNotSettled { await fail(batch, reason: reason) }
             return
         }
         if case .deferred(let wait) = outcome {
@@ -77,6 +78,21 @@ struct BatchConsumer: Sendable {
             logger.warning("batch of an unknown job dropped", metadata: ["batch": "\(batch.key)"])
         case .deferred:
             configuration.onJobHandled?(.batchDeferred(batch.key))
+        }
+    }
+
+    /// Fails the job of a batch that was sent but whose outcome could not be written (it was parked): nothing will
+    /// complete that batch (replaying it would send it again), so the job must not stay `running` for ever waiting
+    /// for it. Its error names the batch and the reason. As the small-job paths do (`JobConsumer.fail`).
+    private func fail(_ batch: BatchMessage, reason: String) async {
+        let key = batch.key
+        let stopped = try? await outages.untilDone("failing a job") {
+            try await deliverer.store.failJob(
+                key.jobKey, reason: "batch \(key.seq) (attempt \(key.attempt)): \(reason)")
+        }
+        if stopped == true {
+            deliverer.metrics.jobFinished(state: JobState.failed.rawValue)
+            configuration.onJobHandled?(.finished(app: key.app, id: key.job, state: .failed))
         }
     }
 
