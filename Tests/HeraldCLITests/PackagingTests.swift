@@ -21,13 +21,14 @@ import Testing
         let result = try await HeraldBinary.run(["--version"])
         #expect(result.status == 0, "\(result.stderr)")
         let line = result.stdout.trimmingCharacters(in: .newlines)
-        let pattern = #/^herald (\d+\.\d+\.\d+) \(commit ([0-9a-f]{12}(-dirty)?|unknown), Swift ([0-9A-Za-z.-]+)\)$/#
+        let pattern = #/^herald (\d+\.\d+\.\d+) \(commit ([0-9a-f]{12}|unknown), Swift ([0-9A-Za-z.-]+)\)$/#
         let match = try #require(line.wholeMatch(of: pattern), "unexpected --version output: \(line)")
-        #expect(String(match.1) == release, "herald --version says \(match.1), CHANGELOG.md's latest release is \(release)")
+        #expect(
+            String(match.1) == release, "herald --version says \(match.1), CHANGELOG.md's latest release is \(release)")
 
         // The commit is one of this repository's (a binary built in a checkout knows it; only a tree without .git
         // says unknown).
-        let commit = String(match.2).replacingOccurrences(of: "-dirty", with: "")
+        let commit = String(match.2)
         if FileManager.default.fileExists(atPath: Self.root + "/.git") {
             #expect(commit != "unknown", "built in a git checkout, yet the commit is unknown")
             let known = try await Self.run(["git", "-C", Self.root, "cat-file", "-e", commit + "^{commit}"])
@@ -35,7 +36,7 @@ import Testing
         }
         // The Swift version is the toolchain's that runs these tests (the one that built the binary).
         let swift = try await Self.run(["swift", "--version"])
-        #expect(swift.stdout.contains("Swift version \(match.4) "), "Swift \(match.4) vs \(swift.stdout)")
+        #expect(swift.stdout.contains("Swift version \(match.3) "), "Swift \(match.3) vs \(swift.stdout)")
     }
 
     @Test func theChangelogKeepsAnUnreleasedSectionAboveReleasesNewestFirst() throws {
@@ -65,7 +66,8 @@ import Testing
             #expect(Self.isIgnored(path, by: ignored), "\(path) would be sent to the Docker engine")
         }
         let secretsScript = try Self.read("deploy/compose/secrets.sh")
-        #expect(secretsScript.contains("DIR=${HERALD_COMPOSE_PRIVATE_DIR:-$HERE/private}"), "secrets.sh writes elsewhere")
+        #expect(
+            secretsScript.contains("DIR=${HERALD_COMPOSE_PRIVATE_DIR:-$HERE/private}"), "secrets.sh writes elsewhere")
 
         // What the build stage copies from the context, into a directory of its own.
         let context = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -101,7 +103,9 @@ import Testing
     /// The newest release heading of CHANGELOG.md (`## [X.Y.Z] - date`), without the brackets.
     static func latestChangelogRelease() throws -> String {
         for line in try read("CHANGELOG.md").split(separator: "\n") {
-            if let match = line.wholeMatch(of: #/^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$/#) { return String(match.1) }
+            if let match = line.wholeMatch(of: #/^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$/#) {
+                return String(match.1)
+            }
         }
         throw PackagingTestError("CHANGELOG.md has no release heading")
     }

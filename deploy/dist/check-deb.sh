@@ -5,10 +5,42 @@
 # real installation.
 #
 #   deploy/dist/check-deb.sh [dist/herald_VERSION_ARCH.deb]
+#   deploy/dist/check-deb.sh --bare DIR [dist/herald_VERSION_ARCH.deb]
+#
+# --bare does the same inside DIR, a minimal Debian 12 (debootstrap --variant=minbase bookworm, made there first if
+# DIR is empty): a machine with none of the libraries herald links, so a missing Depends fails the install or ldd.
 set -euo pipefail
 
 ROOT=$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/../.." && pwd)
 die() { echo "check-deb.sh: $*" >&2; exit 1; }
+
+if [ "${1:-}" = --bare ]; then
+    [ $# -ge 2 ] || die "--bare needs a directory"
+    bare=$(readlink -f -- "$2")
+    shift 2
+    [ "$(id -u)" -eq 0 ] || die "--bare needs root (debootstrap, chroot)"
+    if [ ! -x "$bare/usr/bin/apt-get" ]; then
+        command -v debootstrap >/dev/null 2>&1 ||
+            env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >/dev/null
+        echo "== debootstrap --variant=minbase bookworm $bare"
+        mkdir -p -- "$bare"
+        debootstrap --variant=minbase bookworm "$bare" http://deb.debian.org/debian >"$bare.debootstrap.log" 2>&1 ||
+            { tail -n 20 "$bare.debootstrap.log" >&2; die "debootstrap failed (log: $bare.debootstrap.log)"; }
+    fi
+    shopt -s nullglob
+    candidates=("${1:-}")
+    [ -n "${1:-}" ] || candidates=("$ROOT"/dist/herald_*.deb)
+    [ ${#candidates[@]} -eq 1 ] && [ -f "${candidates[0]}" ] || die "expected one dist/herald_*.deb: run make dist"
+    install -m 0644 -- "${candidates[0]}" "$bare/tmp/herald.deb"
+    install -m 0755 -- "${BASH_SOURCE[0]}" "$bare/tmp/check-deb.sh"
+    cp -- /etc/resolv.conf "$bare/etc/resolv.conf"
+    mountpoint -q "$bare/proc" || mount -t proc proc "$bare/proc"
+    trap 'umount "$bare/proc" 2>/dev/null || true' EXIT
+    echo "== in $bare: apt-get update"
+    chroot "$bare" env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+    chroot "$bare" /tmp/check-deb.sh /tmp/herald.deb
+    exit 0
+fi
 
 package=${1:-}
 if [ -z "$package" ]; then
