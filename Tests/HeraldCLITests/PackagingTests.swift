@@ -87,7 +87,7 @@ import Testing
 
         // SwiftPM loads the manifest against exactly those files: every target's directory must be there.
         let described = try await Self.run(["swift", "package", "describe", "--type", "json"], in: context)
-        #expect(described.status == 0, "swift package describe in the Docker context: \(described.stderr)")
+        try #require(described.status == 0, "swift package describe in the Docker context: \(described.stderr)")
         let json = try #require(
             try JSONSerialization.jsonObject(with: Data(described.stdout.utf8)) as? [String: Any])
         let targets = (json["targets"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
