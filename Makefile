@@ -50,7 +50,7 @@ release: ## Release build of the herald executable
 # changed). The version is HeraldVersion.number, the latest release in CHANGELOG.md.
 dist: ## Release tarball and Debian package in dist/ (static-stdlib release build of herald)
 	$(SWIFT) build -c release --static-swift-stdlib --product herald
-	SWIFT='$(SWIFT)' deploy/dist/dist.sh
+	HERALD_BIN="$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/herald" deploy/dist/dist.sh
 
 check-deb: ## Install dist/herald_*.deb with apt, run herald --version and herald doctor --help, purge it (root)
 	deploy/dist/check-deb.sh

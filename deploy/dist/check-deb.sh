@@ -65,7 +65,7 @@ purge() { "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q he
 trap purge EXIT
 
 echo "== apt-get install $package"
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$package"
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o Dpkg::Use-Pty=0 --no-install-recommends "$package"
 
 echo "== what it installed"
 [ "$(command -v herald)" = /usr/bin/herald ] || die "herald is not /usr/bin/herald"
@@ -96,7 +96,7 @@ echo "user, /etc/herald modes, conffiles, schemas, units: ok"
 
 echo "== apt-get purge herald"
 trap - EXIT
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q herald
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q -o Dpkg::Use-Pty=0 herald
 [ ! -e /usr/bin/herald ] || die "/usr/bin/herald is still there after the purge"
 [ ! -e /etc/herald/herald.env ] || die "/etc/herald/herald.env is still there after the purge"
 echo "check-deb.sh: herald $version installs, runs and purges"

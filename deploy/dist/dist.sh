@@ -16,7 +16,6 @@ umask 022
 
 ROOT=$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/../.." && pwd)
 cd -- "$ROOT"
-SWIFT=${SWIFT:-swift}
 DIST=${DIST_DIR:-$ROOT/dist}
 DEB_MAINTAINER=${DEB_MAINTAINER:-Herald maintainers <herald@example.invalid>}
 
@@ -32,7 +31,8 @@ fi
 
 version=$(sed -n 's/^ *static let number = "\([0-9][0-9.]*\)"$/\1/p' Sources/HeraldCLI/HeraldVersion.swift)
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "no version in Sources/HeraldCLI/HeraldVersion.swift"
-bin=$("$SWIFT" build -c release --show-bin-path)/herald
+# The default .build's release binary (the path `swift build -c release --show-bin-path` prints), or HERALD_BIN.
+bin=${HERALD_BIN:-$ROOT/.build/release/herald}
 [ -x "$bin" ] || die "$bin is missing: run make dist (it builds it)"
 
 # The binary is the release it claims to be, and needs no Swift runtime on the host.
@@ -108,8 +108,9 @@ for env in herald worker api; do
     conffiles+=("/etc/herald/$env.env")
 done
 doc=$deb/usr/share/doc/herald
-install -D -m 0644 -- README.md CHANGELOG.md NOTICE "$notices" -t "$doc"
-install -D -m 0644 -- deploy/systemd/Caddyfile deploy/compose/apps.json -t "$doc/examples"
+install -d -- "$doc/examples"
+install -m 0644 -- README.md CHANGELOG.md NOTICE "$notices" "$doc/"
+install -m 0644 -- deploy/systemd/Caddyfile deploy/compose/apps.json "$doc/examples/"
 {
     echo "Herald"
     echo "Copyright 2026 The Herald authors"
@@ -126,9 +127,9 @@ shlibs=$(
     trap 'rm -rf -- "$scratch"' EXIT
     mkdir -p "$scratch/debian"
     printf 'Source: herald\n\nPackage: herald\nArchitecture: any\n' > "$scratch/debian/control"
-    cd "$scratch" && dpkg-shlibdeps -O --warnings=0 "-e$deb/usr/bin/herald" | sed -n 's/^shlibs:Depends=//p'
+    cd "$scratch" && dpkg-shlibdeps -O "-e$deb/usr/bin/herald" 2>"$stage/shlibdeps.log" | sed -n 's/^shlibs:Depends=//p'
 )
-[ -n "$shlibs" ] || die "dpkg-shlibdeps found no libraries"
+[ -n "$shlibs" ] || { cat "$stage/shlibdeps.log" >&2; die "dpkg-shlibdeps found no libraries"; }
 install -d -m 0755 -- "$deb/DEBIAN"
 cat > "$deb/DEBIAN/control" <<CONTROL
 Package: herald
