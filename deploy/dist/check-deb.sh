@@ -20,8 +20,10 @@ if [ "${1:-}" = --bare ]; then
     shift 2
     [ "$(id -u)" -eq 0 ] || die "--bare needs root (debootstrap, chroot)"
     if [ ! -x "$bare/usr/bin/apt-get" ]; then
-        command -v debootstrap >/dev/null 2>&1 ||
-            env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >/dev/null
+        if ! command -v debootstrap >/dev/null 2>&1; then
+            (env DEBIAN_FRONTEND=noninteractive apt-get update -q &&
+                env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap) >/dev/null
+        fi
         echo "== debootstrap --variant=minbase bookworm $bare"
         mkdir -p -- "$bare"
         debootstrap --variant=minbase bookworm "$bare" http://deb.debian.org/debian >"$bare.debootstrap.log" 2>&1 ||
@@ -39,6 +41,8 @@ if [ "${1:-}" = --bare ]; then
     echo "== in $bare: apt-get update"
     chroot "$bare" env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
     chroot "$bare" /tmp/check-deb.sh /tmp/herald.deb
+    # What the package pulled in goes too, so that DIR is bare again for the next run.
+    chroot "$bare" env DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -q >/dev/null
     exit 0
 fi
 
