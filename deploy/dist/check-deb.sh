@@ -37,12 +37,17 @@ if [ "${1:-}" = --bare ]; then
     install -m 0755 -- "${BASH_SOURCE[0]}" "$bare/tmp/check-deb.sh"
     cp -- /etc/resolv.conf "$bare/etc/resolv.conf"
     mountpoint -q "$bare/proc" || mount -t proc proc "$bare/proc"
-    trap 'umount "$bare/proc" 2>/dev/null || true' EXIT
+    # Whatever happens, what the package pulled in goes too, so that DIR is bare again for the next run.
+    bare_cleanup() {
+        chroot "$bare" env DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -q -o Dpkg::Use-Pty=0 \
+            -o APT::AutoRemove::RecommendsImportant=false -o APT::AutoRemove::SuggestsImportant=false \
+            >/dev/null 2>&1 || true
+        umount "$bare/proc" 2>/dev/null || true
+    }
+    trap bare_cleanup EXIT
     echo "== in $bare: apt-get update"
     chroot "$bare" env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
     chroot "$bare" /tmp/check-deb.sh /tmp/herald.deb
-    # What the package pulled in goes too, so that DIR is bare again for the next run.
-    chroot "$bare" env DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -q >/dev/null
     exit 0
 fi
 
