@@ -272,8 +272,11 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
-            ]
+            ],
+            plugins: ["BuildInfoPlugin"]
         ),
+        // `herald --version`'s commit and Swift version, written before each build.
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         .target(
             name: "HeraldTestSupport",
             dependencies: [

@@ -8,6 +8,7 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "Push-notification delivery pipeline for Apple devices: RabbitMQ in, PostgreSQL beside, APNs out.",
+        version: HeraldVersion.description,
         subcommands: [
             WorkerCommand.self, MigrateCommand.self, DevicesCommand.self, SimulatorCommand.self, DemoCommand.self,
             ApiCommand.self, PublishCommand.self, ReportCommand.self, KeysCommand.self, JobsCommand.self,
