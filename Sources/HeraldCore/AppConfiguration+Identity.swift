@@ -11,7 +11,7 @@ extension AppConfiguration {
         /// register key bind any user id: only for an app without a backend, and never for private notifications.
         public var required: Bool?
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case secretFile = "secret_file"
             case required
         }

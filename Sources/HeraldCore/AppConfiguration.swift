@@ -109,7 +109,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     }
 
     /// The APNs environment of an app.
-    public enum Environment: String, Sendable, Hashable, Codable {
+    public enum Environment: String, Sendable, Hashable, Codable, CaseIterable {
         case production
         case sandbox
     }

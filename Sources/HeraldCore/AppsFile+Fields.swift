@@ -27,13 +27,21 @@ extension AppsFile {
             if case .string(let id)? = app["id"] { name = "app \(id)" } else { name = "apps[\(index)]" }
             try refuseUnknown(in: app, known: AppConfiguration.CodingKeys.allCases.map(\.stringValue), place: name)
             if case .object(let auth)? = app["auth"] {
-                let known: [AppConfiguration.Authentication.CodingKeys] =
-                    switch auth["type"] {
-                    case .string("certificate")?: [.type, .p12File, .passphraseEnv]
-                    case .string("token")?: [.type, .teamID, .keyID, .keyFile]
-                    default: AppConfiguration.Authentication.CodingKeys.allCases
-                    }
-                try refuseUnknown(in: auth, known: known.map(\.stringValue), place: "the auth of \(name)")
+                try checkAuthentication(auth, place: "the auth of \(name)")
+            }
+            if case .object(let environments)? = app["auth_by_environment"] {
+                try refuseUnknown(
+                    in: environments, known: AppConfiguration.Environment.allCases.map(\.rawValue),
+                    place: "the auth_by_environment of \(name)")
+                for (environment, entry) in environments.sorted(by: { $0.key < $1.key }) {
+                    guard case .object(let auth) = entry else { continue }
+                    try checkAuthentication(auth, place: "the auth_by_environment.\(environment) of \(name)")
+                }
+            }
+            if case .object(let identity)? = app["identity"] {
+                try refuseUnknown(
+                    in: identity, known: AppConfiguration.Identity.CodingKeys.allCases.map(\.stringValue),
+                    place: "the identity of \(name)")
             }
             if case .object(let webhook)? = app["webhook"] {
                 try refuseUnknown(
@@ -46,6 +54,17 @@ extension AppsFile {
                     place: "the live_activities of \(name)")
             }
         }
+    }
+
+    /// An `auth` object's fields: those of its `type`.
+    private static func checkAuthentication(_ auth: [String: PayloadValue], place: String) throws(ConfigurationError) {
+        let known: [AppConfiguration.Authentication.CodingKeys] =
+            switch auth["type"] {
+            case .string("certificate")?: [.type, .p12File, .passphraseEnv]
+            case .string("token")?: [.type, .teamID, .keyID, .keyFile]
+            default: AppConfiguration.Authentication.CodingKeys.allCases
+            }
+        try refuseUnknown(in: auth, known: known.map(\.stringValue), place: place)
     }
 
     private static func refuseUnknown(

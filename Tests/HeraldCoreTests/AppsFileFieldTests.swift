@@ -37,6 +37,20 @@ import Testing
             "unknown field frequent_update in the live_activities of app com.example.news; did you mean "
                 + "frequent_updates?"
         ),
+        (
+            app(#""identity": {"secret_file": "s", "requird": false}, "#),
+            "unknown field requird in the identity of app com.example.news; did you mean required?"
+        ),
+        (
+            app(#""auth_by_environment": {"sandbx": {"type": "token"}}, "#),
+            "unknown field sandbx in the auth_by_environment of app com.example.news; did you mean sandbox?"
+        ),
+        (
+            app(
+                #""auth_by_environment": {"sandbox": {"type": "token", "team_id": "T", "key_id": "K", "key_fle": "k"}}, "#
+            ),
+            "unknown field key_fle in the auth_by_environment.sandbox of app com.example.news; did you mean key_file?"
+        ),
         (#"{"apps": [], "version": 2}"#, "unknown field version in the apps file; the known fields are apps"),
         (#"{"aps": []}"#, "unknown field aps in the apps file; did you mean apps?"),
         (
@@ -56,7 +70,9 @@ import Testing
                 + #""events": true, "webhook": {"url": "https://x/hook", "secret_file": "s", "ca_file": "c"}, "#
                 + #""live_activities": {"channels_endpoint": "https://x", "broadcast_endpoint": "https://y", "#
                 + #""frequent_updates": true, "priority_budget_per_hour": 5, "stale_after_seconds": 60, "#
-                + #""dismiss_after_seconds": 60}, "#)
+                + #""dismiss_after_seconds": 60}, "identity": {"secret_file": "i", "required": true}, "#
+                + #""auth_by_environment": {"sandbox": {"type": "token", "team_id": "T", "key_id": "S", "#
+                + #""key_file": "s.p8"}}, "#)
         #expect(try AppsFile.parse(Data(json.utf8)).apps.count == 1)
     }
 

@@ -38,8 +38,10 @@ bin=${HERALD_BIN:-$ROOT/.build/release/herald}
 # The binary is the release it claims to be, and needs no Swift runtime on the host.
 printed=$("$bin" --version)
 [[ $printed == "herald $version "* ]] || die "$bin --version prints '$printed', not version $version"
-if ldd "$bin" | grep -q 'libswiftCore\|libFoundation\|not found'; then
-    ldd "$bin" >&2
+# ldd's whole output first: `ldd | grep -q` under pipefail can fail on ldd's SIGPIPE and hide a match.
+libraries=$(ldd "$bin")
+if grep 'libswiftCore\|libFoundation\|not found' <<<"$libraries" >/dev/null; then
+    printf '%s\n' "$libraries" >&2
     die "$bin links the Swift runtime dynamically or misses a library: build it with --static-swift-stdlib"
 fi
 echo "dist.sh: $printed"

@@ -141,6 +141,10 @@ extension FailureKind {
     /// while the worker shuts down (another worker takes it up). Anything else that failed for good is parked
     /// with its reason: requeueing it would only repeat the failure.
     static func handBack(_ error: any Error) -> Bool {
-        FailureKind(error) == .transient && (Task.isShuttingDownGracefully || Task.isCancelled)
+        FailureKind(error) == .transient && isStopping
     }
+
+    /// Whether the worker is draining (or the task cancelled): a loop that waits for something outside stops then,
+    /// so that its message is handed back to the queue rather than held past the drain.
+    static var isStopping: Bool { Task.isShuttingDownGracefully || Task.isCancelled }
 }

@@ -173,6 +173,8 @@ struct JobConsumer: Sendable {
                 logger.info("job is being planned by another worker, not planned again")
                 return .duplicate(app: job.app, id: job.id, state: .running)
             }
+            // A drain hands the copy back (a transient failure while stopping) instead of waiting on.
+            if FailureKind.isStopping { throw CancellationError() }
             logger.info("job's planning claim is held but the job has no row yet, waiting for the claim")
             wait = max(configuration.planningClaimWait, .seconds(1))
         }
