@@ -56,7 +56,8 @@ package struct ParkedMessages: Sendable {
 
     /// Publishes each matching message, up to `limit`, back to the queue it was parked from, without the parking
     /// headers (so its attempts start again), each with a broker confirm, and then drops the parked copy. A message
-    /// whose origin is not Herald's jobs or batches queue stays parked and is reported as refused; so, unless
+    /// whose origin is not Herald's jobs or batches queue, or with no body (over the size limit, dropped unread),
+    /// stays parked and is reported as refused; so, unless
     /// `force`, does one parked as sent but not settled (its notifications went out), reported as unsettled. A
     /// pass takes each message, and each job message of one job, once: a copy of one it took stays parked.
     /// `prepare` runs before each publish (to forget the job's rejection, `replayParked` in HeraldWorker).
@@ -70,6 +71,8 @@ package struct ParkedMessages: Sendable {
         var taken = Set<Int>()
         return try await pass(filter, limit: limit, now: now) { delivery, message in
             guard let origin = message.originQueue, workQueues.contains(origin) else { return .refuse }
+            // A message parked without its body (one over the size limit, dropped unread) has nothing to replay.
+            guard !delivery.body.isEmpty else { return .refuse }
             if !force, message.reason?.hasPrefix(ParkedMessage.sentButNotSettled) == true { return .unsettled }
             let identity = Self.identity(of: delivery, message, origin: origin, isJob: origin == topology.jobs)
             guard taken.insert(identity).inserted else { return .repeated }
