@@ -14,7 +14,7 @@ SERVICES_ENV := $(STATE_DIR)/services.env
 FORMAT_PATHS := Sources Tests Package.swift
 SHELL_SCRIPTS := deploy/dev/services.sh deploy/dev/demo.sh deploy/dev/cluster.sh deploy/dev/cluster-test.sh deploy/dev/test-pairs.sh \
 	deploy/dev/man.sh \
-	deploy/compose/sim-credentials.sh deploy/compose/secrets.sh .ci/run deploy/dist/dist.sh deploy/dist/check-deb.sh \
+	deploy/compose/sim-credentials.sh deploy/compose/secrets.sh .ci/run deploy/dist/dist.sh deploy/dist/check-deb.sh deploy/dist/context.sh \
 	deploy/dist/debian/postinst deploy/dist/debian/prerm deploy/dist/debian/postrm
 BENCH_SRC  := bench/amqp-baseline.c
 BENCH_BIN  := bench/amqp-baseline
@@ -49,9 +49,16 @@ release: ## Release build of the herald executable
 # The release artifacts (deploy/dist/dist.sh): the tarball and the Debian package in dist/, from one static-stdlib
 # release build in the default .build (a release build takes 10+ minutes on 2 cores; it is not repeated when nothing
 # changed). The version is HeraldVersion.number, the latest release in CHANGELOG.md.
-dist: ## Release tarball and Debian package in dist/ (static-stdlib release build of herald)
-	$(SWIFT) build -c release --static-swift-stdlib --product herald
-	HERALD_BIN="$$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/herald" deploy/dist/dist.sh
+# The released herald is built from deploy/Dockerfile's build context (deploy/dist/context.sh), in a folder of its own:
+# a Dockerfile that leaves out what the manifest needs fails here, as `docker build` would.
+DIST_CONTEXT := .build-dist/context
+DIST_SCRATCH := .build-dist/scratch
+DIST_BUILD = $(SWIFT) build -c release --static-swift-stdlib --package-path $(DIST_CONTEXT) --scratch-path $(DIST_SCRATCH)
+
+dist: ## Release tarball and Debian package in dist/ (static-stdlib release build from the Docker build context)
+	deploy/dist/context.sh $(DIST_CONTEXT)
+	$(DIST_BUILD) --product herald
+	HERALD_BIN="$$($(DIST_BUILD) --show-bin-path)/herald" HERALD_CHECKOUTS=$(DIST_SCRATCH)/checkouts deploy/dist/dist.sh
 
 check-deb: ## Install dist/herald_*.deb with apt, run herald --version and herald doctor --help, purge it (root)
 	deploy/dist/check-deb.sh

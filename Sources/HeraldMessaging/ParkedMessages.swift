@@ -57,9 +57,9 @@ package struct ParkedMessages: Sendable {
     /// Publishes each matching message, up to `limit`, back to the queue it was parked from, without the parking
     /// headers (so its attempts start again), each with a broker confirm, and then drops the parked copy. A message
     /// whose origin is not Herald's jobs or batches queue, or with no body (over the size limit, dropped unread),
-    /// stays parked and is reported as refused; so, unless
-    /// `force`, does one parked as sent but not settled (its notifications went out), reported as unsettled. A
-    /// pass takes each message, and each job message of one job, once: a copy of one it took stays parked.
+    /// stays parked and is reported as refused; so, unless `force`, does one parked as sent but not settled (its
+    /// notifications went out), reported as unsettled. A pass takes each message, and each job message of one job,
+    /// once: a copy of one it took stays parked.
     /// `prepare` runs before each publish (to forget the job's rejection, `replayParked` in HeraldWorker).
     package func replay(
         _ filter: ParkedMessageFilter, limit: Int, force: Bool = false, now: Int64 = Self.now(),

@@ -68,7 +68,7 @@ tracked() {
 notices=$stage/THIRD-PARTY-NOTICES
 {
     echo "Third-party software in the herald binary (Swift packages linked statically; see NOTICE)."
-    for dir in .build/checkouts/*/; do
+    for dir in "${HERALD_CHECKOUTS:-.build/checkouts}"/*/; do
         name=$(basename -- "$dir")
         for file in "$dir"LICENSE* "$dir"LICENCE* "$dir"NOTICE* "$dir"COPYING*; do
             [ -f "$file" ] || continue
@@ -77,7 +77,7 @@ notices=$stage/THIRD-PARTY-NOTICES
         done
     done
 } > "$notices"
-grep -q '==== swift-nio: LICENSE' "$notices" || die "no licences under .build/checkouts (build first)"
+grep -q '==== swift-nio: LICENSE' "$notices" || die "no licences under ${HERALD_CHECKOUTS:-.build/checkouts} (build first)"
 
 # 1. The tarball.
 name=herald-$version-linux-$arch
