@@ -33,6 +33,17 @@ extension Store {
         async throws
     {
         guard !tokens.isEmpty else { return }
+        // Most apps have no unproven device at all (imported, or registered by backend keys): one probe of
+        // devices_unproven, then empty for the app, spares sending the batch's tokens (a 5,000-token array is
+        // ~330 KB to encode and parse; measured at 5 % of a 300,000-device broadcast right after its import).
+        var anyUnproven = false
+        let probe = try await connection.query(
+            """
+            SELECT 1 FROM devices WHERE app_id = \(app) AND registered_by IS NOT NULL AND delivered_at IS NULL LIMIT 1
+            """,
+            logger: logger)
+        for try await _ in probe { anyUnproven = true }
+        guard anyUnproven else { return }
         let hex = tokens.map(\.hex)
         try await connection.query(
             """
