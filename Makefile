@@ -80,6 +80,10 @@ APNS_TIMED := \.(APNSClientTests|APNSClientBatchTests|APNSClientReplacementTests
 DATABASE_OUTAGE := \.DatabaseOutageTests/
 # The broker restart, and the consumer timeout that ConsumerTimeoutTests cuts to 5 s for the whole broker.
 BROKER_RESTART := \.(BrokerRestartTests|ConsumerTimeoutTests)/
+# Suites with a watchdog or a time limit that four-wide load can trip (a stall grace, a 180 s broadcast watch): side by
+# side, two processes only.
+STALL := \.StallTests/
+WATCH := \.JobWatchTests/
 
 # pika in a virtual environment, for the Python producer example of docs/producer.md (ProducerExampleTests).
 PIKA_VENV := $(STATE_DIR)/pika
@@ -97,9 +101,10 @@ test: services-up $(PIKA_VENV)/.installed ## All tests, against the dev services
 		HERALD_TEST_AMQPS_OTHER_CA_FILE="$$HERALD_AMQPS_OTHER_CA_FILE"; \
 	$(SWIFT) test --parallel --experimental-maximum-parallelization-width $(TEST_WIDTH) \
 		--skip '$(AMQP_TIMED)' --skip '$(APNS_TIMED)' --skip '$(DATABASE_OUTAGE)' --skip '$(BROKER_RESTART)' \
+		--skip '$(STALL)' --skip '$(WATCH)' \
 		$(SWIFT_TEST_FLAGS); \
 	SWIFT='$(SWIFT)' SWIFT_TEST_FLAGS='$(SWIFT_TEST_FLAGS)' deploy/dev/test-pairs.sh \
-		'$(DATABASE_OUTAGE)' '$(AMQP_TIMED)' '$(BROKER_RESTART)' '$(APNS_TIMED)'
+		'$(DATABASE_OUTAGE)' '$(AMQP_TIMED)' '$(BROKER_RESTART)' '$(APNS_TIMED)' '$(STALL)' '$(WATCH)'
 	$(MAKE) contract-run
 
 # The published contract (schemas/job.schema.json, schemas/openapi.yaml) against Herald, both ways, with documents

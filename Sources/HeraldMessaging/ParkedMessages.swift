@@ -69,7 +69,7 @@ package struct ParkedMessages: Sendable {
         let workQueues = [topology.jobs, topology.batches]
         let connection = self.connection
         var taken = Set<Int>()
-        return try await pass(filter, limit: limit, now: now) { delivery, message in
+        return try await pass(filter, limit: limit, onlyReadyAtStart: true, now: now) { delivery, message in
             guard let origin = message.originQueue, workQueues.contains(origin) else { return .refuse }
             // A message parked without its body (one over the size limit, dropped unread) has nothing to replay.
             guard !delivery.body.isEmpty else { return .refuse }
@@ -133,12 +133,14 @@ package struct ParkedMessages: Sendable {
         _ filter: ParkedMessageFilter,
         limit: Int,
         scanLimit: Int = Self.scanLimit,
+        onlyReadyAtStart: Bool = false,
         now: Int64,
         _ act: (AMQPDelivery, ParkedMessage) async throws -> Action
     ) async throws -> Pass {
-        // Only what was ready at the start: what is parked during the pass (a replayed message parked again) is not
-        // taken by it.
-        let ready = Int(try await connection.queueMessageCount(queue))
+        // A replay takes only what was ready at its start: what is parked during the pass (a replayed message parked
+        // again) is not taken by it. The other passes read on: a count taken just after another pass's channel closed
+        // can miss the messages the broker is still putting back.
+        let ready = onlyReadyAtStart ? Int(try await connection.queueMessageCount(queue)) : Int.max
         let reader = try await connection.reader(of: queue)
         // Whatever happens, the channel closes and the broker requeues what was not settled, before this returns.
         do {
