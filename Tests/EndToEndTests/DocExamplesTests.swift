@@ -141,15 +141,7 @@ struct Sandbox {
         process.standardOutput = handle
         process.standardError = handle
         process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
+        let status: Int32 = try await process.exitStatus()
         try? handle.close()
         return (status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
     }

@@ -50,10 +50,7 @@ import Testing
             process.environment = environment
             process.standardOutput = handle
             process.standardError = handle
-            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-                do { try process.run() } catch { continuation.resume(throwing: error) }
-            }
+            let status: Int32 = try await process.exitStatus()
             try handle.close()
             let report = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
             #expect(status == 0, "schemathesis found requests the API answers against its document:\n\(report)")

@@ -21,13 +21,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestServices.repositoryRoot + "/deploy/dev/man.sh")
         process.arguments = [HeraldBinary.path, directory]
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
+        let status: Int32 = try await process.exitStatus()
         #expect(status == 0)
         let pages = try FileManager.default.contentsOfDirectory(atPath: directory)
         #expect(

@@ -45,15 +45,7 @@ enum HeraldBinary {
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
+        let status: Int32 = try await process.exitStatus()
         return Result(
             status: status,
             stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTestSupport
 import Logging
 import RabbitMQ
 import Testing
@@ -53,15 +54,7 @@ enum Broker {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [servicesScript, "restart-rabbitmq"]
         process.standardOutput = FileHandle.nullDevice
-        return try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
+        return try await process.exitStatus()
     }
 
     static var servicesScript: String {

@@ -14,7 +14,27 @@ public enum RetainedRecords: String, Sendable, Hashable, CaseIterable {
     case webhookEvents = "webhook_events"
 }
 
+extension RetainedRecords {
+    /// The table and the time column of the records kept by age alone (jobs have a statement of their own).
+    fileprivate var tableAndTimeColumn: (table: String, column: String) {
+        switch self {
+        case .jobs: ("jobs", "finished_at")
+        case .deadTokens: ("dead_tokens", "recorded_at")
+        case .deliveryFailures: ("delivery_failures", "recorded_at")
+        case .webhookEvents: ("webhook_events", "created_at")
+        }
+    }
+}
+
 extension Store {
+    /// The seconds and the row limit of a retention statement, as bound parameters $1 and $2.
+    fileprivate static func retentionBinds(seconds: Double, limit: Int) throws -> PostgresBindings {
+        var binds = PostgresBindings(capacity: 2)
+        try binds.append(seconds, context: .default)
+        try binds.append(limit, context: .default)
+        return binds
+    }
+
     /// The most rows one retention statement deletes: a backlog is removed in statements this size, each its own
     /// short transaction, so that no statement holds its row locks (or a vacuum's worth of dead rows) for long.
     public static let retentionChunk = 10_000
@@ -51,39 +71,21 @@ extension Store {
                     SELECT count(*)::bigint FROM gone
                     """,
                     logger: logger)
-            case .deadTokens:
+            case .deadTokens, .deliveryFailures, .webhookEvents:
+                // One shape for the tables kept by age alone: the oldest `limit` rows past the age, by the indexed
+                // time column. Table and column come from the closed RetainedRecords set, never from outside.
+                let (table, column) = what.tableAndTimeColumn
                 rows = try await client.query(
-                    """
-                    WITH gone AS (
-                        DELETE FROM dead_tokens WHERE id IN (
-                            SELECT id FROM dead_tokens WHERE recorded_at < now() - make_interval(secs => \(seconds))
-                            ORDER BY recorded_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                        RETURNING 1)
-                    SELECT count(*)::bigint FROM gone
-                    """,
-                    logger: logger)
-            case .deliveryFailures:
-                rows = try await client.query(
-                    """
-                    WITH gone AS (
-                        DELETE FROM delivery_failures WHERE id IN (
-                            SELECT id FROM delivery_failures
-                            WHERE recorded_at < now() - make_interval(secs => \(seconds))
-                            ORDER BY recorded_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                        RETURNING 1)
-                    SELECT count(*)::bigint FROM gone
-                    """,
-                    logger: logger)
-            case .webhookEvents:
-                rows = try await client.query(
-                    """
-                    WITH gone AS (
-                        DELETE FROM webhook_events WHERE id IN (
-                            SELECT id FROM webhook_events WHERE created_at < now() - make_interval(secs => \(seconds))
-                            ORDER BY created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
-                        RETURNING 1)
-                    SELECT count(*)::bigint FROM gone
-                    """,
+                    PostgresQuery(
+                        unsafeSQL: """
+                            WITH gone AS (
+                                DELETE FROM \(table) WHERE id IN (
+                                    SELECT id FROM \(table) WHERE \(column) < now() - make_interval(secs => $1)
+                                    ORDER BY \(column) LIMIT $2 FOR UPDATE SKIP LOCKED)
+                                RETURNING 1)
+                            SELECT count(*)::bigint FROM gone
+                            """,
+                        binds: try Self.retentionBinds(seconds: seconds, limit: limit)),
                     logger: logger)
             }
             var count = 0
