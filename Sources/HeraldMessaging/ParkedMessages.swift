@@ -6,10 +6,11 @@ import RabbitMQ
 ///
 /// A pass takes the ready messages one at a time with basic.get (`AMQPQueueReader`), unacknowledged, and holds
 /// every one it does not settle until the pass ends; then the reader's channel closes and the broker puts them back
-/// where they were. A pass looks at no more messages than were ready when it began, so it sees each of them once,
-/// leaves the queue as it was apart from what it settled, and a message parked meanwhile (a replayed job parked
-/// again by a worker) waits for the next pass. Messages held by a pass are not ready to another
-/// one: two passes at once each see part of the queue (the workers' retention runs one at a time).
+/// where they were. A held message is not delivered again, so a pass sees each message once and leaves the queue as
+/// it was apart from what it settled. A message parked meanwhile (a replayed job parked again by a worker) may be
+/// read by the same pass: a replay knows it by its identity (the job, or the body) as one it took, reports it as
+/// repeated and leaves it for the next pass. Messages held by a pass are not ready to another one: two passes at
+/// once each see part of the queue (the workers' retention runs one at a time).
 package struct ParkedMessages: Sendable {
     /// The most messages one pass looks at (and holds unacknowledged).
     package static let scanLimit = 100_000
@@ -69,7 +70,7 @@ package struct ParkedMessages: Sendable {
         let workQueues = [topology.jobs, topology.batches]
         let connection = self.connection
         var taken = Set<Int>()
-        return try await pass(filter, limit: limit, onlyReadyAtStart: true, now: now) { delivery, message in
+        return try await pass(filter, limit: limit, now: now) { delivery, message in
             guard let origin = message.originQueue, workQueues.contains(origin) else { return .refuse }
             // A message parked without its body (one over the size limit, dropped unread) has nothing to replay.
             guard !delivery.body.isEmpty else { return .refuse }
@@ -133,19 +134,17 @@ package struct ParkedMessages: Sendable {
         _ filter: ParkedMessageFilter,
         limit: Int,
         scanLimit: Int = Self.scanLimit,
-        onlyReadyAtStart: Bool = false,
         now: Int64,
         _ act: (AMQPDelivery, ParkedMessage) async throws -> Action
     ) async throws -> Pass {
-        // A replay takes only what was ready at its start: what is parked during the pass (a replayed message parked
-        // again) is not taken by it. The other passes read on: a count taken just after another pass's channel closed
-        // can miss the messages the broker is still putting back.
-        let ready = onlyReadyAtStart ? Int(try await connection.queueMessageCount(queue)) : Int.max
+        // No bound from the queue's count: read just after another pass's channel closed, it misses what the broker
+        // is still putting back. What a replay parks again during its own pass has the identity of what it took
+        // (`identity(of:)`), so the pass reads it as repeated and leaves it parked.
         let reader = try await connection.reader(of: queue)
         // Whatever happens, the channel closes and the broker requeues what was not settled, before this returns.
         do {
             let result = try await scan(
-                reader, filter, limit: limit, scanLimit: min(scanLimit, ready), ready: ready, now: now, act)
+                reader, filter, limit: limit, scanLimit: scanLimit, now: now, act)
             await reader.close()
             return result
         } catch {
@@ -159,14 +158,13 @@ package struct ParkedMessages: Sendable {
         _ filter: ParkedMessageFilter,
         limit: Int,
         scanLimit: Int,
-        ready: Int,
         now: Int64,
         _ act: (AMQPDelivery, ParkedMessage) async throws -> Action
     ) async throws -> Pass {
         var result = Pass()
         while result.taken.count < limit {
             guard result.scanned < scanLimit else {
-                result.incomplete = scanLimit < ready
+                result.incomplete = true
                 break
             }
             guard let delivery = try await reader.get() else { break }

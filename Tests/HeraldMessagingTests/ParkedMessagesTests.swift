@@ -158,8 +158,10 @@ import Testing
                     attempts: 1, origin: message.originQueue ?? "")
             }
             #expect(pass.taken.compactMap(\.messageID) == ["j-1", "b-0"])
-            #expect(pass.repeated.compactMap(\.messageID) == ["j-1-again"])
-            #expect(pass.scanned == 3)
+            // The second copy of j-1, and the copies of j-1 and b-0 parked again during the pass, which it may read.
+            #expect(pass.repeated.compactMap(\.messageID).first == "j-1-again")
+            #expect(Set(pass.repeated.compactMap(\.messageID)).isSubset(of: ["j-1-again", "j-1", "b-0"]))
+            #expect(pass.scanned == 2 + pass.repeated.count)
             #expect(!pass.incomplete)
             // The copies parked during the pass, and the one it did not take, wait for the next pass.
             // A list pass sees what is ready when it starts: the broker may still be putting back the copy the
