@@ -33,6 +33,9 @@ struct ApiCommand: AsyncParsableCommand {
                 "host": "\(configuration.host)", "port": "\(configuration.port)", "amqp": "\(configuration.amqp)",
             ]
         )
+        try await AddressInUse.checkFree(
+            host: configuration.host, port: configuration.port, what: "the API",
+            setting: AddressInUse.setting(.apiPort), source: "\(settings.source(of: .apiPort))")
         try await refuseUnusableDatabase(configuration.database, logger: logger)
         do {
             try await buildAPI(configuration: configuration, logger: logger).run()
