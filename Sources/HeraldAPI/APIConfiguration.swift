@@ -41,6 +41,10 @@ public struct APIConfiguration: Sendable {
     /// Live Activity update tokens a register-only key may register per device, unless the key has a quota of its
     /// own.
     public var activityTokensPerDevice: Int = 20
+    /// How long after its insert a job still awaiting its publish is taken over by a repeat of its request (same
+    /// Idempotency-Key and body): the request that recorded it died before publishing it. Until then the repeat
+    /// answers that the job exists and leaves the publish to that request.
+    public var unpublishedJobGrace: Duration = .seconds(10)
 
     public init(amqp: AMQPConfiguration, database: DatabaseConfiguration) {
         self.amqp = amqp

@@ -19,17 +19,21 @@ struct DeviceRoutes: Sendable {
         let key = try context.require(.register, app: app)
         let body = try await request.decodeJSON(RegistrationBody.self, limit: api.configuration.maximumBodySize)
         var registration = try body.validated()
+        // A register-only key binds a user only with the backend's identity token for the token it registers, or
+        // when that token is bound to the user already. A replacement (`old_token`) that keeps the old token's user
+        // binds the new token to it, so it needs the same proof: else anyone who learnt another install's token
+        // could move that user's notifications to a token of their own.
+        let (store, token) = (api.store, registration.token)
+        var bound: String? = nil
         if case .set(let user) = registration.userID {
-            // A register-only key binds a user only with the backend's identity token (or repeating the binding).
-            let (store, token, old) = (api.store, registration.token, registration.oldToken)
+            bound = user
+        } else if case .keep = registration.userID, key.registersOnly, let old = registration.oldToken {
+            bound = try await store.device(app: app, token: old)?.userID
+        }
+        if let user = bound {
             try await api.checkBinding(
-                .user(user), device: registration.token, token: body.identityToken, app: app, key: key
-            ) {
-                for candidate in [token] + (old.map { [$0] } ?? []) {
-                    if try await store.device(app: app, token: candidate)?.userID == user { return true }
-                }
-                return false
-            }
+                .user(user), device: token, token: body.identityToken, app: app, key: key
+            ) { try await store.device(app: app, token: token)?.userID == user }
         }
         registration.devicesPerHour = api.devicesPerHour(of: key)
         let result = try await Self.register(registration, app: app, key: key, store: api.store)

@@ -89,10 +89,22 @@ struct NotificationRoutes: Sendable {
                     "this Idempotency-Key was already used for a different request"
                 )
             }
-            // The request that created the row published it (or withdrew the row when it could not): publishing
-            // again here would send a copy for every repeat, and concurrent repeats would race the first. If that
-            // request died between its insert and its publish, the workers publish the row after a grace period
-            // (`WorkerConfiguration.unpublishedJobGrace`).
+            // The request that created the row publishes it (or withdraws the row when it cannot): publishing again
+            // here would send a copy for every repeat, and concurrent repeats would race the first. A row still
+            // awaiting its publish after `unpublishedJobGrace` belongs to a request that died between its insert
+            // and its publish: this repeat publishes it (once, however many repeats come), as the workers' sweeper
+            // would later (`WorkerConfiguration.unpublishedJobGrace`).
+            if state == .queued {
+                let producer = api.producer
+                do {
+                    _ = try await api.store.releaseUnpublishedJob(
+                        prepared.key, olderThan: api.configuration.unpublishedJobGrace
+                    ) { _ in try await producer.publish(prepared) }
+                } catch {
+                    context.logger.error("job not published", metadata: ["job": "\(prepared.id)", "error": "\(error)"])
+                    throw APIError(.serviceUnavailable, code: "broker_unavailable", "the job could not be queued; retry")
+                }
+            }
             let accepted = Accepted(
                 id: prepared.id, state: state.rawValue, duplicate: true, invalidTokens: prepared.invalidTokenCount
             )

@@ -102,6 +102,35 @@ import Testing
         }
     }
 
+    /// A register-only key that learnt another install's token cannot move that install's user to a token of its own
+    /// by replacing it (`old_token`): the new token needs the backend's identity token for that user, like any
+    /// binding. With one, the refresh carries the user over.
+    @Test func aReplacementThatCarriesAUserOverNeedsAnIdentityTokenForTheNewToken() async throws {
+        try await APIHarness.run { h in
+            let register = try await Self.key(h, [.register])
+            let (victim, attacker, refreshed) = (APIHarness.token(1), APIHarness.token(2), APIHarness.token(3))
+            let proof = APIHarness.identityToken(.user("victim-42"), device: victim)
+            let bound = try await h.request(
+                .post, Self.devices, key: register, json: Self.body(victim, user: "victim-42", proof: proof))
+            #expect(bound.status == .created)
+
+            let moved = try await h.request(
+                .post, Self.devices, key: register, json: #"{"token": "\#(attacker)", "old_token": "\#(victim)"}"#)
+            #expect(moved.status == .forbidden)
+            #expect(moved.errorCode == "identity_required")
+            #expect(try await Self.user(h, victim) == "victim-42")
+            #expect(try await Self.user(h, attacker) == nil)
+
+            // The app's own refresh, with the backend's token for its new token, carries the user over.
+            let renewed = APIHarness.identityToken(.user("victim-42"), device: refreshed)
+            let refresh = try await h.request(
+                .post, Self.devices, key: register,
+                json: #"{"token": "\#(refreshed)", "old_token": "\#(victim)", "identity_token": "\#(renewed)"}"#)
+            #expect(refresh.status == .created || refresh.status == .ok)
+            #expect(try await Self.user(h, refreshed) == "victim-42")
+        }
+    }
+
     @Test func backendKeysBindWithoutATokenAndAnAppWithoutASecretRefusesRegisterKeys() async throws {
         try await APIHarness.run { h in
             let send = try await Self.key(h, [.send])

@@ -106,6 +106,32 @@ import Testing
         }
     }
 
+    /// An API that died between its insert and its publish leaves the row awaiting its publish: the client's retry
+    /// with the same key publishes it (once, however many retries) instead of answering "duplicate" with nothing
+    /// queued (issue 32).
+    @Test func aRetryOfAJobWhoseRequestDiedBeforePublishingPublishesItOnce() async throws {
+        try await APIHarness.run(configure: { $0.unpublishedJobGrace = .zero }) { h in
+            let body = #"{"target": {"topic": "sports"}, "notification": {"aps": {"alert": "late"}}}"#
+            let key: HTTPFields = [.init("Idempotency-Key")!: "died-1"]
+            #expect(try await h.request(.post, Self.uri, key: h.keyA, json: body, headers: key).status == .accepted)
+            _ = try await Self.nextJob(h)
+            // What the row looks like when its request died after the insert: queued, its message never sent.
+            try await h.store.client.query(
+                "UPDATE jobs SET awaiting_publish = true WHERE id = 'died-1'", logger: Logger(label: "test"))
+
+            for _ in 0..<3 {
+                let retry = try await h.request(.post, Self.uri, key: h.keyA, json: body, headers: key)
+                #expect(retry.status == .ok)
+                #expect(retry.object["duplicate"] as? Bool == true)
+            }
+            let connection = try await AMQPConnection.connect(h.configuration.amqp, logger: Logger(label: "test"))
+            #expect(try await connection.queueMessageCount(h.configuration.topology.jobs) == 1)
+            await connection.close()
+            let delivery = try await Self.nextJob(h)
+            #expect(delivery.properties.messageID == "died-1")
+        }
+    }
+
     @Test func withoutAKeyEachRequestGetsANewIdAndScheduledJobsSaySo() async throws {
         try await APIHarness.run { h in
             let body = #"{"target": {"topic": "sports"}, "notification": {"aps": {"alert": "x"}}}"#

@@ -105,6 +105,34 @@ extension Store {
             release)
     }
 
+    /// Takes `job` if it is still queued and awaiting its publish `grace` after its insert (the API that recorded it
+    /// died before publishing): hands its spec to `release` (which publishes it) and records it as published, in one
+    /// transaction that holds the row, so that concurrent takers and the workers' sweeper publish it once. Returns
+    /// whether it took the job.
+    public func releaseUnpublishedJob(
+        _ job: JobKey, olderThan grace: Duration,
+        _ release: @escaping @Sendable ([(job: JobKey, spec: String)]) async throws -> Void
+    ) async throws(StoreError) -> Bool {
+        let seconds = Double(grace.components.seconds) + Double(grace.components.attoseconds) / 1e18
+        let taken = try await releaseJobs(
+            "publishing a job its API did not",
+            taking: """
+                SELECT app_id, id, spec::text FROM jobs
+                WHERE app_id = \(job.app) AND id = \(job.id) AND awaiting_publish AND state = 'queued'
+                  AND created_at < now() - make_interval(secs => \(seconds))
+                FOR UPDATE SKIP LOCKED
+                """,
+            then: { due in
+                """
+                UPDATE jobs j SET awaiting_publish = false
+                FROM unnest(\(due.map(\.app))::text[], \(due.map(\.id))::text[]) AS d(app_id, id)
+                WHERE j.app_id = d.app_id AND j.id = d.id
+                """
+            },
+            release)
+        return taken > 0
+    }
+
     /// The scheduled jobs that are due, earliest first: polled by the scheduler, read through `jobs_due`.
     package static func dueJobsQuery(limit: Int) -> PostgresQuery {
         """
