@@ -161,6 +161,12 @@ bench: ## Build the C AMQP baseline (if bench/amqp-baseline.c exists) and a rele
 	fi
 	$(SWIFT) build -c release --product herald
 
+# Needs the dev services, `make demo`'s certificates and the sink (started and stopped again if not running). A few
+# minutes: BENCH_CHECK_ROUNDS (default 3) alternating rounds per benchmark; see `python3 bench/check.py --help`.
+.PHONY: bench-check
+bench-check: bench ## Rerun the benchmarks against their baselines; fail on a ratio below bench/baseline.json's noise
+	HERALD_BIN=$${HERALD_BIN:-.build/release/herald} python3 bench/check.py
+
 cluster-up: ## Start a three-node RabbitMQ cluster (quorum queues) under .state/cluster/
 	deploy/dev/cluster.sh up
 
