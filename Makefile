@@ -2,7 +2,6 @@
 # `swift` and deploy/dev/*.sh. `make help` lists targets (from the `## ` notes).
 
 # Test suites that need PostgreSQL/RabbitMQ; `make unit` skips them.
-INTEGRATION_SUITES := EndToEndTests HeraldStoreTests RabbitMQTests HeraldMessagingTests HeraldBenchTests HeraldCLITests
 
 # Extra flags for `swift test` (e.g. SWIFT_TEST_FLAGS="-Xswiftc -warnings-as-errors").
 SWIFT_TEST_FLAGS ?=
@@ -11,7 +10,7 @@ SWIFT      ?= swift
 SERVICES   := deploy/dev/services.sh
 STATE_DIR  := .state
 SERVICES_ENV := $(STATE_DIR)/services.env
-FORMAT_PATHS := Sources Tests Package.swift
+FORMAT_PATHS := Sources Tests Plugins Package.swift
 SHELL_SCRIPTS := deploy/dev/services.sh deploy/dev/demo.sh deploy/dev/cluster.sh deploy/dev/cluster-test.sh deploy/dev/test-pairs.sh \
 	deploy/dev/man.sh \
 	deploy/compose/sim-credentials.sh deploy/compose/secrets.sh .ci/run deploy/dist/dist.sh deploy/dist/check-deb.sh deploy/dist/context.sh \
@@ -23,13 +22,16 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-.PHONY: help services-up services-down services-status build release unit test demo lint format bench clean-state \
+.PHONY: help deps services-up services-down services-status build release unit test demo lint format bench clean-state \
 	cluster-up cluster-down cluster-test man contract contract-run dist check-deb
 
 help: ## List targets
 	@echo "usage: make TARGET"
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
 		awk 'BEGIN { FS = ":.*## " } { printf "  %-16s %s\n", $$1, $$2 }'
+
+deps: ## Install (if missing) the Debian packages the build and the dev services need, nothing else
+	@deploy/dev/services.sh packages
 
 services-up: ## Install (if missing) and start dev PostgreSQL + RabbitMQ under .state/
 	$(SERVICES) up
@@ -63,8 +65,9 @@ dist: ## Release tarball and Debian package in dist/ (static-stdlib release buil
 check-deb: ## Install dist/herald_*.deb with apt, run herald --version and herald doctor --help, purge it (root)
 	deploy/dist/check-deb.sh
 
-unit: ## Fast tests that need no services (skips the INTEGRATION_SUITES)
-	$(SWIFT) test $(addprefix --skip ,$(INTEGRATION_SUITES)) $(SWIFT_TEST_FLAGS)
+unit: ## The no-services tier: pure and loopback tests; suites marked .needsServices are skipped (no PostgreSQL/RabbitMQ)
+	HERALD_TEST_TIER=unit HERALD_TEST_DATABASE_URL=postgres://nobody@127.0.0.1:1/none \
+		HERALD_TEST_AMQP_URL=amqp://nobody:nobody@127.0.0.1:1/%2f $(SWIFT) test $(SWIFT_TEST_FLAGS)
 
 # Tests run in two phases against one broker, one PostgreSQL and 2 cores:
 # 1. every suite but those below, up to TEST_WIDTH tests at once (each uses its own database and queues);

@@ -374,3 +374,11 @@ let package = Package(
         ),
     ]
 )
+
+// `HERALD_WARNINGS_AS_ERRORS=1` (what .ci/run sets) makes every compiler warning in Herald's own targets an error;
+// the dependencies are built as usual.
+if Context.environment["HERALD_WARNINGS_AS_ERRORS"] == "1" {
+    for target in package.targets where target.type != .plugin && target.type != .system {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-warnings-as-errors"])]
+    }
+}

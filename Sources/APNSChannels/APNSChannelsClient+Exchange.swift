@@ -71,7 +71,8 @@ extension APNSChannelsClient {
             do {
                 token = try providerTokens.refresh(after: token)
             } catch {
-                throw APNSChannelsError(operation, message: "cannot sign a provider token: \(error)", isTransient: false)
+                throw APNSChannelsError(
+                    operation, message: "cannot sign a provider token: \(error)", isTransient: false)
             }
             attempt += 1
         }
@@ -113,7 +114,9 @@ extension APNSChannelsClient {
     /// A transport failure by its kind: AsyncHTTPClient's own descriptions may carry more than a log should.
     static func describe(_ error: any Error) -> String {
         if let error = error as? HTTPClientError {
-            if [.deadlineExceeded, .readTimeout, .connectTimeout].contains(error) { return "APNs did not answer in time" }
+            if [.deadlineExceeded, .readTimeout, .connectTimeout].contains(error) {
+                return "APNs did not answer in time"
+            }
             if error == .remoteConnectionClosed { return "APNs closed the connection" }
             if error == .alreadyShutdown { return "the channel client is shut down" }
             if error == .cancelled { return "the request was cancelled" }

@@ -158,7 +158,9 @@ public final class APNSChannelsClient: Sendable {
             body: request.payload)
         logger.trace(
             "broadcast answered",
-            metadata: ["channel": "\(request.channelID)", "status": "\(answer.status)", "reason": "\(answer.reason ?? "")"])
+            metadata: [
+                "channel": "\(request.channelID)", "status": "\(answer.status)", "reason": "\(answer.reason ?? "")",
+            ])
         return BroadcastResult(status: answer.status, reason: answer.reason, requestID: answer.requestID)
     }
 }

@@ -39,7 +39,8 @@ public struct APNSChannelsConfiguration: Sendable {
 
     /// Apple's channel management host and port for an environment (`production` or the sandbox).
     public static func appleManagementEndpoint(production: Bool) -> (host: String, port: Int) {
-        production ? ("api-manage-broadcast.push.apple.com", 2196) : ("api-manage-broadcast.sandbox.push.apple.com", 2195)
+        production
+            ? ("api-manage-broadcast.push.apple.com", 2196) : ("api-manage-broadcast.sandbox.push.apple.com", 2195)
     }
 }
 

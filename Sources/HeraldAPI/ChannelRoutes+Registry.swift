@@ -88,7 +88,8 @@ public struct ChannelRegistry: Sendable {
     /// leaves that channel recorded and goes on with the next.
     public func collectGarbage(now: Date = Date()) async throws -> [Collected] {
         var collected: [Collected] = []
-        for channel in try await store.endedChannels(app: app.id, before: now) where channel.environment == environment {
+        for channel in try await store.endedChannels(app: app.id, before: now) where channel.environment == environment
+        {
             do {
                 collected.append(Collected(channel: channel, result: .success(try await delete(id: channel.id))))
             } catch {

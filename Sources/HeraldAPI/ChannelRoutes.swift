@@ -135,7 +135,8 @@ struct ChannelBody: Decodable {
     /// The policy (default 1, most recent message stored), the label and the end, checked.
     func validated(now: Date) throws(APIError) -> (ChannelStoragePolicy, String?, Date?) {
         guard let policy = ChannelStoragePolicy(rawValue: storagePolicy ?? 1) else {
-            throw APIError.badRequest("invalid_field", "storage_policy must be 0 (no message stored) or 1 (most recent)")
+            throw APIError.badRequest(
+                "invalid_field", "storage_policy must be 0 (no message stored) or 1 (most recent)")
         }
         if let label, let problem = ActivityChannel.labelProblem(label) {
             throw APIError.badRequest("invalid_field", problem)

@@ -102,7 +102,8 @@ struct NotificationRoutes: Sendable {
                     ) { _ in try await producer.publish(prepared) }
                 } catch {
                     context.logger.error("job not published", metadata: ["job": "\(prepared.id)", "error": "\(error)"])
-                    throw APIError(.serviceUnavailable, code: "broker_unavailable", "the job could not be queued; retry")
+                    throw APIError(
+                        .serviceUnavailable, code: "broker_unavailable", "the job could not be queued; retry")
                 }
             }
             let accepted = Accepted(

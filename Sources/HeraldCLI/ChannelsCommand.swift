@@ -17,7 +17,9 @@ struct ChannelsCommand: AsyncParsableCommand {
             Channels are managed in the app's environment (the apps file's environment), at \
             live_activities.channels_endpoint or Apple's host; Apple allows 10,000 per app and environment.
             """,
-        subcommands: [CreateChannel.self, ListChannels.self, ShowChannel.self, DeleteChannel.self, CollectChannels.self]
+        subcommands: [
+            CreateChannel.self, ListChannels.self, ShowChannel.self, DeleteChannel.self, CollectChannels.self,
+        ]
     )
 }
 

@@ -6,7 +6,9 @@ import HeraldMessaging
 enum ParkedOutput {
     /// One line per message: parked time (UTC) and age, attempts, size, origin, job, reason.
     static func table(_ messages: [ParkedMessage], now: Int64) -> String {
-        var lines = ["PARKED (UTC)          AGE     ATTEMPTS  BYTES     ORIGIN                JOB                   REASON"]
+        var lines = [
+            "PARKED (UTC)          AGE     ATTEMPTS  BYTES     ORIGIN                JOB                   REASON"
+        ]
         for message in messages {
             let parked = message.parkedAt.map(timestamp) ?? "unknown"
             let age = message.age(at: now).map { ConfigurationValue.renderPeriod(.seconds(roundedAge($0))) } ?? "-"

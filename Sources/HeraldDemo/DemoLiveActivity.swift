@@ -73,7 +73,8 @@ struct DemoLiveActivity {
                 outcome.problems.append("live activity \(step.event): state \(state.rawValue), \(sent.count) sent")
                 continue
             }
-            var line = "live activity \(step.event): sent at priority \(record.priority), timestamp \(aps["timestamp"] ?? "-")"
+            var line =
+                "live activity \(step.event): sent at priority \(record.priority), timestamp \(aps["timestamp"] ?? "-")"
             if let stale = aps["stale-date"] { line += ", stale-date \(stale)" }
             if let dismissal = aps["dismissal-date"] {
                 line += ", dismissal-date \(dismissal)"

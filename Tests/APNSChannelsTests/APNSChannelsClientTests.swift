@@ -42,8 +42,9 @@ import Testing
     @Test func anUnknownChannelHasNoPolicy() async throws {
         try await ChannelsFixture.run { fixture in
             let policy = try await fixture.withClient { client in
-                try await client.channelPolicy(id: Data((0..<16).map { _ in UInt8.random(in: 0...255) })
-                    .base64EncodedString())
+                try await client.channelPolicy(
+                    id: Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+                        .base64EncodedString())
             }
             #expect(policy == nil)
         }
@@ -138,7 +139,9 @@ import Testing
     }
 
     @Test func theQuotaAnswerReadsAsTheQuota() async throws {
-        try await ChannelsFixture.run({ $0.maximumChannelsPerApp = 1 }) { fixture in
+        try await ChannelsFixture.run {
+            $0.maximumChannelsPerApp = 1
+        } _: { fixture in
             try await fixture.withClient { client in
                 _ = try await client.createChannel(storagePolicy: .mostRecent)
                 let error = await #expect(throws: APNSChannelsError.self) {
@@ -152,7 +155,9 @@ import Testing
     }
 
     @Test func aBundleWithoutBroadcastAnswersFeatureNotEnabledEverywhere() async throws {
-        try await ChannelsFixture.run({ $0.broadcastDisabledBundles = [ChannelsFixture.bundle] }) { fixture in
+        try await ChannelsFixture.run {
+            $0.broadcastDisabledBundles = [ChannelsFixture.bundle]
+        } _: { fixture in
             try await fixture.withClient { client in
                 let error = await #expect(throws: APNSChannelsError.self) {
                     try await client.createChannel(storagePolicy: .noStorage)
@@ -170,7 +175,9 @@ import Testing
     }
 
     @Test func aBundleTheKeyMayNotPushToIsRefused() async throws {
-        try await ChannelsFixture.run({ $0.topics = ["com.example.other"] }) { fixture in
+        try await ChannelsFixture.run {
+            $0.topics = ["com.example.other"]
+        } _: { fixture in
             let error = await #expect(throws: APNSChannelsError.self) {
                 try await fixture.withClient { client in try await client.createChannel(storagePolicy: .mostRecent) }
             }
@@ -194,7 +201,9 @@ import Testing
     }
 
     @Test func anExpiredTokenIsReplacedOnceAndTheRequestRetried() async throws {
-        try await ChannelsFixture.run({ $0.minimumTokenUpdateInterval = nil }) { fixture in
+        try await ChannelsFixture.run {
+            $0.minimumTokenUpdateInterval = nil
+        } _: { fixture in
             // The first token is signed two hours in the past; the clock is right from the second reading on.
             let readings = Mutex(0)
             let tokens = ChannelsFixture.tokens(now: {
@@ -212,7 +221,9 @@ import Testing
     }
 
     @Test func noAnswerInTimeIsATransientError() async throws {
-        try await ChannelsFixture.run({ $0.responseDelay = .seconds(5) }) { fixture in
+        try await ChannelsFixture.run {
+            $0.responseDelay = .seconds(5)
+        } _: { fixture in
             var configuration = fixture.configuration()
             configuration.requestTimeout = .milliseconds(300)
             let error = await #expect(throws: APNSChannelsError.self) {
@@ -231,7 +242,8 @@ import Testing
         try await ChannelsFixture.run { fixture in port = fixture.port }
         let configuration = APNSChannelsConfiguration(
             bundleID: ChannelsFixture.bundle, managementHost: "127.0.0.1", managementPort: port,
-            broadcastHost: "127.0.0.1", broadcastPort: port, additionalTrustRootsPEM: [TestCredentials.caCertificatePEM])
+            broadcastHost: "127.0.0.1", broadcastPort: port, additionalTrustRootsPEM: [TestCredentials.caCertificatePEM]
+        )
         let client = APNSChannelsClient(
             configuration: configuration, providerTokens: ChannelsFixture.tokens(),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: .init(label: "test"))

@@ -10,7 +10,7 @@ import NIOPosix
 import Testing
 
 /// `activity_channels` through the store, and the registry that keeps it and Apple (the simulator) together.
-@Suite struct ChannelRecordsTests {
+@Suite(.needsServices) struct ChannelRecordsTests {
     static let app = "com.example.scores"
 
     @Test func recordsAreReadListedCountedAndDeleted() async throws {
@@ -51,7 +51,8 @@ import Testing
                     ActivityChannel(app: Self.app, id: id, environment: "sandbox", storagePolicy: 1, endsAt: end))
             }
             #expect(try await store.endedChannels(app: Self.app, before: now).map(\.id) == ["cGFzdA=="])
-            #expect(try await store.endedChannels(app: Self.app, before: now + 7200).map(\.id) == ["cGFzdA==", "ZnV0dXJl"])
+            #expect(
+                try await store.endedChannels(app: Self.app, before: now + 7200).map(\.id) == ["cGFzdA==", "ZnV0dXJl"])
         }
     }
 

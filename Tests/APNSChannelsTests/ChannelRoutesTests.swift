@@ -13,7 +13,7 @@ import RabbitMQ
 import Testing
 
 /// The API's channel routes against the simulator and a migrated database (no broker: they publish nothing).
-@Suite struct ChannelRoutesTests {
+@Suite(.needsServices) struct ChannelRoutesTests {
     static let app = "com.example.scores"
 
     /// Runs `body` with a test client of the router, an admin key and a read key; with `appsFile`, the API's apps
@@ -21,7 +21,8 @@ import Testing
     static func run(
         appsFile: Bool = true,
         configure: (inout APNSSimulatorConfiguration) -> Void = { _ in },
-        _ body: @Sendable (any TestClientProtocol, _ admin: String, _ read: String, APNSSimulator, Store) async throws
+        _ body:
+            @Sendable (any TestClientProtocol, _ admin: String, _ read: String, APNSSimulator, Store) async throws
             -> Void
     ) async throws {
         try await ChannelsFixture.run(configure) { fixture in
@@ -123,7 +124,9 @@ import Testing
     }
 
     @Test func appleRefusalsAreBadGatewayWithTheReason() async throws {
-        try await Self.run(configure: { $0.broadcastDisabledBundles = [Self.app] }) { client, admin, _, _, store in
+        try await Self.run {
+            $0.broadcastDisabledBundles = [Self.app]
+        } _: { client, admin, _, _, store in
             let refused = try await Self.call(client, .post, "/v1/apps/\(Self.app)/channels", key: admin, json: "{}")
             #expect(refused.status == 502)
             let error = refused.object["error"] as? [String: Any]
@@ -134,7 +137,9 @@ import Testing
     }
 
     @Test func appleQuotaIsAConflict() async throws {
-        try await Self.run(configure: { $0.maximumChannelsPerApp = 0 }) { client, admin, _, _, _ in
+        try await Self.run {
+            $0.maximumChannelsPerApp = 0
+        } _: { client, admin, _, _, _ in
             let refused = try await Self.call(client, .post, "/v1/apps/\(Self.app)/channels", key: admin, json: "{}")
             #expect(refused.status == 409)
             #expect((refused.object["error"] as? [String: Any])?["code"] as? String == "channel_quota")

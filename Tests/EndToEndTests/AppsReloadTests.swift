@@ -7,7 +7,7 @@ import Testing
 /// `kill -HUP` makes a running `herald worker` reread its apps file (docs/operations.md, "A new app or a rotated key:
 /// SIGHUP"): an app added to the file gets its jobs delivered, without a restart and without losing the work of the
 /// apps it had.
-@Suite(.timeLimit(.minutes(5))) struct AppsReloadTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct AppsReloadTests {
     @Test func aSIGHUPAddsAnAppToARunningWorker() async throws {
         try await WorkerHarness.with { harness in
             let first = try await harness.importDevices(count: 1)

@@ -10,7 +10,7 @@ import Testing
 /// A job's counters count devices, not attempts: whatever retries, lost connections and retry batches happened, a
 /// finished job's targeted = sent + pruned + failed + expired. Every send of a job's notification to a device
 /// carries the same apns-id.
-@Suite(.timeLimit(.minutes(5))) struct BooksTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct BooksTests {
     @Test func connectionsCutEveryFewHundredRequestsAndRetriesLeaveBooksThatBalance() async throws {
         try await WorkerHarness.with {
             // Connections cut every 100 streams (about seven cuts for the broadcast); 503 twice for each f1a7

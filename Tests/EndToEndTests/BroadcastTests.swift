@@ -9,7 +9,7 @@ import HeraldWorker
 import Testing
 
 /// Issue 5's behaviour end to end against real RabbitMQ, PostgreSQL and the simulator.
-@Suite(.timeLimit(.minutes(5))) struct BroadcastTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct BroadcastTests {
     @Test func aBroadcastIsPlannedIntoBatchesThatThreeWorkersShareAndEveryDeviceGetsOneNotification() async throws {
         try await WorkerHarness.with {
             $0.responseDelay = .milliseconds(2)

@@ -11,7 +11,7 @@ import Testing
 ///
 /// Runs alone with the broker (make test's second phase, beside the loopback-only APNs client suites): the setting
 /// is the broker's, not this test's.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct ConsumerTimeoutTests {
+@Suite(.needsServices, .serialized, .timeLimit(.minutes(3))) struct ConsumerTimeoutTests {
     static func setBroker(consumerTimeout: Int, tick: Int) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")

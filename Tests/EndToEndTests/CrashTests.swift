@@ -11,7 +11,7 @@ import Testing
 
 /// A worker process killed with SIGKILL in the middle of a broadcast: nothing is lost, and the duplicates are bounded
 /// by the batches it had in flight.
-@Suite(.timeLimit(.minutes(5))) struct CrashTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct CrashTests {
     @Test func aWorkerKilledMidBroadcastLosesNothingAndDuplicatesAtMostItsBatchesInFlight() async throws {
         let batchSize = 200
         let batchPrefetch = 2

@@ -11,7 +11,7 @@ import Testing
 ///
 /// Stops the checkout's dev PostgreSQL (`DevServices`), so `make test` runs this suite after the others, beside
 /// suites that do not use PostgreSQL (deploy/dev/test-pairs.sh).
-@Suite(.serialized, .timeLimit(.minutes(6))) struct DatabaseOutageTests {
+@Suite(.needsServices, .serialized, .timeLimit(.minutes(6))) struct DatabaseOutageTests {
     @Test func aPostgreSQLStopLongerThanTheDeliveryLimitLosesNothingOnQuorumQueues() async throws {
         // A delivery limit of 3: a worker that handed a message back once a second (as before) lost it to the broker
         // within seconds of the stop.
@@ -54,7 +54,8 @@ import Testing
                     default: break
                     }
                 }
-                return ended.isSuperset(of: expected) || events.contains { if case .parked = $0 { true } else { false } }
+                return ended.isSuperset(of: expected)
+                    || events.contains { if case .parked = $0 { true } else { false } }
             }
             try await worker.stop()
 
@@ -136,7 +137,8 @@ import Testing
                     default: break
                     }
                 }
-                return ended.isSuperset(of: expected) || events.contains { if case .parked = $0 { true } else { false } }
+                return ended.isSuperset(of: expected)
+                    || events.contains { if case .parked = $0 { true } else { false } }
             }
             try await worker.stop()
 

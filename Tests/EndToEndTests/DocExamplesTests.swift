@@ -14,7 +14,7 @@ import Testing
 /// Each block runs in a sandbox laid out like the repository after `make demo`: `.state/services.env` naming a fresh
 /// database and a queue prefix of its own, `.state/demo/` with test credentials, `.build/debug/herald` and `herald`
 /// on the `PATH` as the built binary. Its background processes are stopped with it.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct DocExamplesTests {
+@Suite(.needsServices, .serialized, .timeLimit(.minutes(3))) struct DocExamplesTests {
     struct Block: Sendable, CustomTestStringConvertible {
         var file: String
         var line: Int
@@ -130,7 +130,7 @@ struct Sandbox {
     /// gone). Its exit status and its output (stdout and stderr together).
     func run(_ script: String) async throws -> (Int32, String) {
         let output = root + "/output.log"
-        FileManager.default.createFile(atPath: output, contents: nil)
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         let cleanUp = "trap 'kill $(jobs -p) 2>/dev/null || true; wait' EXIT\n"

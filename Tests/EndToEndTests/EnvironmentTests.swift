@@ -8,7 +8,7 @@ import Testing
 
 /// A device is sent to the APNs environment it registered with, when its app serves both: sandbox tokens never
 /// reach production (where they would answer BadDeviceToken and be pruned), nor production tokens the sandbox.
-@Suite(.timeLimit(.minutes(5))) struct EnvironmentTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct EnvironmentTests {
     @Test func eachDeviceGoesToTheEnvironmentItRegisteredWith() async throws {
         try await WorkerHarness.with { harness in
             // The harness's simulator stands for the sandbox (the app's default); a second one for production.

@@ -9,7 +9,7 @@ import Testing
 
 /// Events out (`herald.events`, schemas/018): for the apps that have them, one event per job that finishes, fails or
 /// is cancelled, and the pruned tokens, published once by whichever worker's relay takes them.
-@Suite(.timeLimit(.minutes(5))) struct EventsTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct EventsTests {
     @Test func finishedFailedAndPrunedEventsComeOnceEachFromTwoWorkers() async throws {
         try await WorkerHarness.with {
             $0.deadTokenPrefixes = ["dead"]

@@ -9,7 +9,7 @@ import Testing
 
 /// A hostile producer's stream, against the real broker, database and the simulator: every valid job delivered
 /// once, every hostile message parked once with a reason naming its rule, and the worker still running afterwards.
-@Suite(.timeLimit(.minutes(5))) struct HostileInputTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct HostileInputTests {
     static let now = Int64(Date().timeIntervalSince1970)
 
     static func job(

@@ -9,7 +9,7 @@ import Testing
 
 /// Issue 16's "send once, per app" end to end: job ids are scoped by app, concurrent copies of one job send once,
 /// and a badge increment counts once per device per job whatever retries happen.
-@Suite(.timeLimit(.minutes(5))) struct IdempotencyTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct IdempotencyTests {
     @Test func theSameIdInTwoAppsIsTwoJobsEachDeliveredAndSeenOnlyByItsApp() async throws {
         try await WorkerHarness.with { harness in
             let mine = try await harness.importDevices(count: 3)

@@ -7,7 +7,7 @@ import Testing
 
 /// `herald jobs watch`, as the built binary, follows a real broadcast (RabbitMQ, PostgreSQL, a worker and the APNs
 /// simulator) from before it reaches a worker to its end.
-@Suite(.timeLimit(.minutes(3))) struct JobWatchTests {
+@Suite(.needsServices, .timeLimit(.minutes(3))) struct JobWatchTests {
     @Test func jobsWatchFollowsARunningBroadcastToItsEnd() async throws {
         try await WorkerHarness.with { harness in
             let devices = try await harness.importDevices(count: 600)

@@ -7,7 +7,7 @@ import Testing
 
 /// Paced planning (`WorkerConfiguration.planAhead`): a large broadcast's batches do not all sit in the batches queue
 /// in front of a later job's, so another app's broadcast gets through while the first still runs.
-@Suite(.timeLimit(.minutes(5))) struct LaneTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct LaneTests {
     @Test func anotherAppsBroadcastGetsPastALargeBroadcastWhosePlanningIsPaced() async throws {
         try await WorkerHarness.with { harness in
             let large = try await harness.importDevices(count: 2_000)

@@ -8,7 +8,7 @@ import HeraldWorker
 import Testing
 
 /// Live Activities end to end (docs/live-activities.md): a worker, the simulator, real RabbitMQ and PostgreSQL.
-@Suite(.timeLimit(.minutes(5))) struct LiveActivityTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct LiveActivityTests {
     static let type = "DeliveryAttributes"
 
     /// A Live Activity job: `event` with `content-state` `{"step": step}`, and `aps` extras.
@@ -16,7 +16,9 @@ import Testing
         _ id: String, target: Target, event: String, step: Int, extra: [String: JSONValue] = [:],
         priority: Int? = nil, app: String = WorkerHarness.app
     ) -> Job {
-        var aps: [String: JSONValue] = ["event": .string(event), "content-state": .object(["step": .integer(Int64(step))])]
+        var aps: [String: JSONValue] = [
+            "event": .string(event), "content-state": .object(["step": .integer(Int64(step))]),
+        ]
         if event == "start" {
             aps["attributes-type"] = .string(type)
             aps["attributes"] = .object(["order": .string("o-1")])
@@ -60,7 +62,8 @@ import Testing
 
             // Push-to-start to a device: its push-to-start token for the type, at 10, with dates set by Herald.
             try await harness.publish(
-                Self.job("start", target: .tokens([devices[0].token.hex, devices[1].token.hex]), event: "start", step: 0))
+                Self.job(
+                    "start", target: .tokens([devices[0].token.hex, devices[1].token.hex]), event: "start", step: 0))
             #expect(await harness.waitUntilFinished("start") == .done)
             var records = harness.simulator.records
             try #require(records.count == 1)
@@ -76,7 +79,8 @@ import Testing
             // The app registers the activity's update token; an update without an alert goes at 5.
             let first = Self.token(2, prefix: "0a")
             _ = try await store.registerUpdateToken(
-                app: WorkerHarness.app, activityID: "order-1", device: devices[0].token, token: first, registeredBy: nil)
+                app: WorkerHarness.app, activityID: "order-1", device: devices[0].token, token: first, registeredBy: nil
+            )
             try await harness.publish(Self.job("update-1", target: .activity("order-1"), event: "update", step: 1))
             #expect(await harness.waitUntilFinished("update-1") == .done)
             records = harness.simulator.records
@@ -106,7 +110,8 @@ import Testing
             let endStamp = try #require(ended["timestamp"] as? Int)
             #expect(ended["event"] as? String == "end")
             #expect(ended["dismissal-date"] as? Int == endStamp + LiveActivitySettings.defaultDismissAfterSeconds)
-            #expect(try await store.updateTokens(app: WorkerHarness.app, activityID: "order-1", limit: 10).entries.isEmpty)
+            #expect(
+                try await store.updateTokens(app: WorkerHarness.app, activityID: "order-1", limit: 10).entries.isEmpty)
 
             // An update after the end has no token left: done, nothing sent.
             try await harness.publish(Self.job("late", target: .activity("order-1"), event: "update", step: 4))
@@ -122,12 +127,16 @@ import Testing
             let worker = try harness.startWorker { $0.apps.apps[0].environments = [.sandbox, .production] }
             try await harness.publish(Self.job("both", target: .activity("trip"), event: "update", step: 1))
             _ = await harness.events.wait { events in
-                events.contains { if case .parked(_, let reason) = $0 { reason.contains("both environments") } else { false } }
+                events.contains {
+                    if case .parked(_, let reason) = $0 { reason.contains("both environments") } else { false }
+                }
             }
             #expect(try await harness.job("both")?.state == .failed)
             #expect(harness.simulator.records.isEmpty)
             // The token is not touched: nothing was sent, nothing pruned.
-            #expect(try await harness.store.updateTokens(app: WorkerHarness.app, activityID: "trip", limit: 10).entries.count == 1)
+            #expect(
+                try await harness.store.updateTokens(app: WorkerHarness.app, activityID: "trip", limit: 10).entries
+                    .count == 1)
             try await worker.stop()
         }
     }
@@ -158,7 +167,8 @@ import Testing
             for try await delivery in consumer {
                 let body = try JSONSerialization.jsonObject(with: Data(delivery.body)) as? [String: Any]
                 let entries = try #require(body?["tokens"] as? [[String: String]])
-                #expect(entries == [["token": dead.hex, "reason": "Unregistered", "kind": "update", "activity": "ride-9"]])
+                #expect(
+                    entries == [["token": dead.hex, "reason": "Unregistered", "kind": "update", "activity": "ride-9"]])
                 try await consumer.ack(delivery)
                 break
             }
@@ -183,7 +193,8 @@ import Testing
                 #expect(await harness.waitUntilFinished("goal-\(n)") == .done)
             }
             // An update without an alert goes at 5 without touching the budget; another activity has its own.
-            try await harness.publish(Self.job("quiet-1", target: .activity("quiet"), event: "update", step: 1, extra: alert))
+            try await harness.publish(
+                Self.job("quiet-1", target: .activity("quiet"), event: "update", step: 1, extra: alert))
             #expect(await harness.waitUntilFinished("quiet-1") == .done)
             let priorities = harness.simulator.records.map(\.priority)
             #expect(priorities == [10, 10, 5, 10])
@@ -254,8 +265,10 @@ extension Array {
 
 /// Broadcasts to Live Activity channels: one request per job, Apple's rules checked before it, each of APNs'
 /// refusals ending the job with its reason.
-@Suite(.timeLimit(.minutes(5))) struct LiveActivityBroadcastTests {
-    static func update(_ id: String, channel: String, step: Int, expiration: Int64? = nil, app: String = WorkerHarness.app)
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct LiveActivityBroadcastTests {
+    static func update(
+        _ id: String, channel: String, step: Int, expiration: Int64? = nil, app: String = WorkerHarness.app
+    )
         -> Job
     {
         var job = LiveActivityTests.job(id, target: .channel(channel), event: "update", step: step, app: app)

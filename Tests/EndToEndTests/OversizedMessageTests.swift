@@ -7,7 +7,7 @@ import Testing
 
 /// A message over the worker's size limit is refused from its content header (issue 32): a 120 MiB job was parked
 /// correctly but took the worker's peak RSS to 172 MB, since its body was buffered whole before the check.
-@Suite(.timeLimit(.minutes(3))) struct OversizedMessageTests {
+@Suite(.needsServices, .timeLimit(.minutes(3))) struct OversizedMessageTests {
     @Test func aMessageOverTheLimitIsParkedWithoutTheWorkerEverHoldingItsBody() async throws {
         try await WorkerHarness.with { harness in
             let devices = try await harness.importDevices(count: 1)

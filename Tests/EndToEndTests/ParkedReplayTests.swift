@@ -6,7 +6,7 @@ import RabbitMQ
 import Testing
 
 /// `herald parked replay` end to end: a job parked for a cause that is then fixed is delivered once replayed.
-@Suite(.timeLimit(.minutes(2))) struct ParkedReplayTests {
+@Suite(.needsServices, .timeLimit(.minutes(2))) struct ParkedReplayTests {
     @Test func aJobParkedForAnUnknownAppIsDeliveredOnceTheAppIsAddedAndItIsReplayed() async throws {
         try await WorkerHarness.with { harness in
             let app = WorkerHarness.otherApp
@@ -17,7 +17,10 @@ import Testing
             let events = await harness.events.wait { events in
                 events.contains { if case .parked("replay-1"?, _) = $0 { true } else { false } }
             }
-            #expect(events.contains { if case .parked(_, let reason) = $0 { reason.hasPrefix("unknown_app") } else { false } })
+            #expect(
+                events.contains {
+                    if case .parked(_, let reason) = $0 { reason.hasPrefix("unknown_app") } else { false }
+                })
             try await before.stop()
             #expect(harness.received(job: "replay-1", app: app).isEmpty)
 

@@ -12,7 +12,7 @@ import Testing
 
 /// The whole path against real RabbitMQ and PostgreSQL and the simulator: jobs in, notifications out, dead tokens
 /// pruned, bad input parked with a reason while the worker carries on.
-@Suite(.timeLimit(.minutes(5))) struct PipelineTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct PipelineTests {
     static let app = "com.example.news"
 
     struct Fixture {
@@ -140,7 +140,8 @@ import Testing
             // Publishing a finished job again does not send it again.
             let before = simulator.records.count
             let again = Job(
-                id: "topic", app: Self.app, target: .topic("sports"), notification: JobNotification(aps: ["alert": "hi"]))
+                id: "topic", app: Self.app, target: .topic("sports"),
+                notification: JobNotification(aps: ["alert": "hi"]))
             try await connection.publish(
                 Array(try JSONEncoder().encode(again)), routingKey: configuration.topology.jobs)
             _ = await events.wait { $0.contains(.duplicate(app: Self.app, id: "topic", state: .done)) }

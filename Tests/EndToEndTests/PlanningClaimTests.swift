@@ -8,7 +8,7 @@ import Testing
 
 /// The planning claim (issue 32): ids whose keys collide are planned apart, and a job is never acknowledged as
 /// "being planned by another worker" unless its row exists.
-@Suite(.timeLimit(.minutes(3))) struct PlanningClaimTests {
+@Suite(.needsServices, .timeLimit(.minutes(3))) struct PlanningClaimTests {
     /// Twenty pairs of ids whose 32-bit claim keys (before schemas/027) collide, found by PostgreSQL's own
     /// `hashtext` among `order-1` … `order-700000` of the harness's app: each pair published at once to two workers.
     /// With the 32-bit key one job of every pair was acknowledged with no row and never sent (issue 32: 20 of 20).

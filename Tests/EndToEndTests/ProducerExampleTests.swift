@@ -7,7 +7,7 @@ import Testing
 /// The Python producer example of docs/producer.md, run as it is written (with pika from the virtual environment
 /// that `make test` creates in .state/pika): the job it publishes with a confirm is delivered by a worker.
 @Suite(
-    .timeLimit(.minutes(2)),
+    .needsServices, .timeLimit(.minutes(2)),
     .enabled(if: PikaPython.path != nil, "needs .state/pika (make test creates it) or HERALD_TEST_PYTHON"))
 struct ProducerExampleTests {
     /// The first fenced ```python block of `file`.

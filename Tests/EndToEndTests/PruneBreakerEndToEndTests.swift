@@ -10,7 +10,7 @@ import Testing
 /// Issue 16's "pruning you can trust and undo" end to end: a misconfigured app (every token BadDeviceToken) stops
 /// the job and prunes nothing; a healthy job's few bad tokens are pruned as before, and `herald devices restore`
 /// puts them back.
-@Suite(.timeLimit(.minutes(5))) struct PruneBreakerEndToEndTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct PruneBreakerEndToEndTests {
     @Test func aBroadcastAnsweredBadDeviceTokenForEveryDeviceStopsTheJobAndPrunesNothing() async throws {
         try await WorkerHarness.with {
             $0.badTokenPrefixes = ["bad0"]

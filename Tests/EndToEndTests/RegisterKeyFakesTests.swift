@@ -12,7 +12,7 @@ import Testing
 /// broadcast stopped before reaching a real device, and no fake was ever pruned. Now only evidence a register key
 /// cannot forge counts: the fakes (registered by a register key, never delivered to) are pruned, the job reaches
 /// every real device, and the real devices of register keys are recorded as delivered to (evidence from then on).
-@Suite(.timeLimit(.minutes(5))) struct RegisterKeyFakesTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct RegisterKeyFakesTests {
     /// Registers `count` devices `<prefix><n>` on topic `news` as the register-only key `key` would.
     static func registerAsAnApp(_ harness: WorkerHarness, count: Int, prefix: String, key: Int64) async throws
         -> [DeviceToken]

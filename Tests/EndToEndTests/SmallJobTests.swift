@@ -13,7 +13,7 @@ import Testing
 /// Small jobs (a few explicit tokens each) are started, sent and completed in groups: the same outcomes as one by one
 /// — each device notified once per job, dead tokens pruned, duplicates sent once — and a worker killed in the middle
 /// of a group loses nothing.
-@Suite(.timeLimit(.minutes(5))) struct SmallJobTests {
+@Suite(.needsServices, .timeLimit(.minutes(5))) struct SmallJobTests {
     static func job(_ id: String, tokens: [String]) -> Job {
         Job(
             id: id, app: WorkerHarness.app, target: .tokens(tokens),

@@ -8,7 +8,7 @@ import Testing
 /// A job the API recorded but never published (it died between its insert and its publish): the workers' scheduler
 /// publishes it after the grace period, and it is delivered once; one whose publish the API saw confirmed is left
 /// alone.
-@Suite(.timeLimit(.minutes(2))) struct UnpublishedJobTests {
+@Suite(.needsServices, .timeLimit(.minutes(2))) struct UnpublishedJobTests {
     /// What `POST /v1/apps/{app}/notifications` records before it publishes.
     static func record(_ job: Job, _ store: Store) async throws -> PreparedJob {
         let prepared = try PreparedJob.prepare(job) { UUID().uuidString }

@@ -9,7 +9,7 @@ import Testing
 
 /// Webhooks per app and from the outbox only: a slow endpoint beside a fast one, a circuit breaker that opens, and
 /// messages published to the broker by someone other than the outbox's relay, which are never signed.
-@Suite(.timeLimit(.minutes(3))) struct WebhookIsolationTests {
+@Suite(.needsServices, .timeLimit(.minutes(3))) struct WebhookIsolationTests {
     static let slowSecret = "the-slow-apps-webhook-secret"
     static let fastSecret = "the-fast-apps-webhook-secret"
 

@@ -8,7 +8,7 @@ import Testing
 
 /// Webhooks: an app's events POSTed to its HTTPS endpoint, signed with its secret, tried again after a failure and
 /// parked in `herald.webhooks.parked` when every attempt failed.
-@Suite(.timeLimit(.minutes(3))) struct WebhookTests {
+@Suite(.needsServices, .timeLimit(.minutes(3))) struct WebhookTests {
     static let secret = "a-webhook-secret-of-the-test"
 
     /// The apps file's webhook for the harness's app, with its secret written beside the apps file.

@@ -7,7 +7,7 @@ import Testing
 /// valid ones are not refused for their form and invalid ones are, and that answers match the document. Run by
 /// `make test` (and `make contract`), which set `HERALD_CONTRACT_VENV` to the tools' virtual environment
 /// (tools/contract/requirements.txt); without it the test is skipped.
-@Suite struct APIContractTests {
+@Suite(.needsServices) struct APIContractTests {
     static let venv = ProcessInfo.processInfo.environment["HERALD_CONTRACT_VENV"]
     /// Examples per operation (schemathesis' --max-examples); `HERALD_CONTRACT_API_EXAMPLES` overrides it.
     static let examples = ProcessInfo.processInfo.environment["HERALD_CONTRACT_API_EXAMPLES"] ?? "10"
@@ -29,7 +29,7 @@ import Testing
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
             let output = directory.appendingPathComponent("schemathesis.txt")
-            FileManager.default.createFile(atPath: output.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
             let handle = try FileHandle(forWritingTo: output)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Self.venv! + "/bin/schemathesis")

@@ -13,7 +13,7 @@ import Testing
 
 /// A device registered and a job enqueued through the API, delivered by a real worker to the simulator, and the
 /// job's status read back through the API: the row the API writes is the one the worker takes over.
-@Suite struct APIPipelineTests {
+@Suite(.needsServices) struct APIPipelineTests {
     @Test func aJobEnqueuedThroughTheAPIIsDeliveredAndReportedDone() async throws {
         try await APIHarness.run { h in
             let logger = Logger(label: "test.api-pipeline")

@@ -11,7 +11,7 @@ import ServiceLifecycle
 import Testing
 
 /// The API's HTTP server over a real socket: what the router tests (no sockets) cannot see.
-@Suite(.timeLimit(.minutes(1))) struct APIServerTests {
+@Suite(.needsServices, .timeLimit(.minutes(1))) struct APIServerTests {
     /// A client that opens a connection and sends nothing has it closed by the server after the idle timeout; without
     /// one it would hold a file descriptor for ever (and this test would run into its time limit).
     @Test func anIdleConnectionIsClosedByTheServer() async throws {

@@ -9,7 +9,7 @@ import Testing
 
 /// The Live Activity token routes against a real PostgreSQL: registration, rotation and removal of push-to-start and
 /// update tokens, the activity's device count, scopes and register-only keys, and bad input.
-@Suite struct ActivityRoutesTests {
+@Suite(.needsServices) struct ActivityRoutesTests {
     static let app = APIHarness.appA
     static let device = APIHarness.token(1)
     static let startToken = APIHarness.token(0x51, prefix: "5a")

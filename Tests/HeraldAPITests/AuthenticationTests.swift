@@ -6,7 +6,7 @@ import HummingbirdTesting
 import Testing
 
 /// API keys: 401 without or with a wrong key, 403 with another app's key, on every /v1 route; keys never echoed.
-@Suite struct AuthenticationTests {
+@Suite(.needsServices) struct AuthenticationTests {
     static func routes(app: String, job: String) -> [(HTTPRequest.Method, String, String?)] {
         let token = APIHarness.token(1)
         return [

@@ -8,7 +8,7 @@ import Testing
 
 /// What `schemas/openapi.yaml` promises for inputs that used to get a 5xx, a 404 instead of a 405, or a silent
 /// typo (issues 32 and 33): each answered as the document says.
-@Suite struct ContractRoutesTests {
+@Suite(.needsServices) struct ContractRoutesTests {
     @Test func undeclaredMethodsOnKnownPathsAre405WithAllow() async throws {
         try await APIHarness.run { h in
             for (method, path, allow) in [

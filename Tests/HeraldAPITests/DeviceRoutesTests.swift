@@ -8,7 +8,7 @@ import Logging
 import Testing
 
 /// Device registration, lookup and removal against a real PostgreSQL.
-@Suite struct DeviceRoutesTests {
+@Suite(.needsServices) struct DeviceRoutesTests {
     static let devices = "/v1/apps/\(APIHarness.appA)/devices"
 
     @Test func registrationUpsertsRefreshesAndResetsTheBadge() async throws {

@@ -10,7 +10,7 @@ import Testing
 /// Issue 32's keys an app can carry, against a real PostgreSQL: a register-only key registers anonymously but binds
 /// a device to a user or an activity only with the backend's identity token (valid, unexpired, for this app, subject
 /// and device), backend keys bind without one; and a register-only key's quotas answer 429 with `Retry-After`.
-@Suite struct IdentityBindingTests {
+@Suite(.needsServices) struct IdentityBindingTests {
     static let app = APIHarness.appA
     static let devices = "/v1/apps/\(APIHarness.appA)/devices"
 
@@ -279,7 +279,7 @@ import Testing
 }
 
 /// Identity tokens alone: what a backend mints is what Herald accepts, within the bounds.
-@Suite struct IdentityTokenTests {
+@Suite(.needsServices) struct IdentityTokenTests {
     let secret = Array("0123456789abcdef0123456789abcdef".utf8)
     let device = String(repeating: "ab", count: 32)
 

@@ -9,7 +9,7 @@ import Logging
 import Testing
 
 /// Job status and cancellation, the dead-token report, and the open operational routes.
-@Suite struct JobAndReportRoutesTests {
+@Suite(.needsServices) struct JobAndReportRoutesTests {
     @Test func jobsCanBeReadAndCancelledOnceAndUnknownJobsAre404() async throws {
         try await APIHarness.run { h in
             let accepted = try await h.request(

@@ -9,7 +9,7 @@ import Testing
 
 /// Scoped keys: each route allowed to the scopes that should reach it and refused (403 `scope_missing`) to the rest;
 /// a register-only key limited to its own devices; a key's rate limit answered with 429 and `Retry-After`.
-@Suite struct KeyScopeTests {
+@Suite(.needsServices) struct KeyScopeTests {
     /// A new key of app A with `scopes`.
     static func key(_ h: APIHarness, _ scopes: Set<APIScope>, requestsPerSecond: Int? = nil) async throws -> String {
         let key = APIKey.generate()
@@ -127,7 +127,7 @@ import Testing
 }
 
 /// The rate limiter alone, on a clock the test moves.
-@Suite struct KeyRateLimiterTests {
+@Suite(.needsServices) struct KeyRateLimiterTests {
     @Test func aKeyBurstsUpToItsRateThenWaitsForTheBucketToRefill() {
         let limiter = KeyRateLimiter()
         let start = ContinuousClock.now

@@ -10,7 +10,7 @@ import RabbitMQ
 import Testing
 
 /// Enqueueing through the API: validation as the worker does it, publish with confirm, the Idempotency-Key.
-@Suite struct NotificationRoutesTests {
+@Suite(.needsServices) struct NotificationRoutesTests {
     static let uri = "/v1/apps/\(APIHarness.appA)/notifications"
 
     /// The next message on the test's jobs queue.
@@ -110,7 +110,9 @@ import Testing
     /// with the same key publishes it (once, however many retries) instead of answering "duplicate" with nothing
     /// queued (issue 32).
     @Test func aRetryOfAJobWhoseRequestDiedBeforePublishingPublishesItOnce() async throws {
-        try await APIHarness.run(configure: { $0.unpublishedJobGrace = .zero }) { h in
+        try await APIHarness.run {
+            $0.unpublishedJobGrace = .zero
+        } _: { h in
             let body = #"{"target": {"topic": "sports"}, "notification": {"aps": {"alert": "late"}}}"#
             let key: HTTPFields = [.init("Idempotency-Key")!: "died-1"]
             #expect(try await h.request(.post, Self.uri, key: h.keyA, json: body, headers: key).status == .accepted)
@@ -155,7 +157,8 @@ import Testing
             "invalid_notification"
         ),
         (
-            #"{"target": {"all": true}, "notification": {"aps": {"alert": "hi"}, "push_type": "background", "priority": 10}}"#, 422,
+            #"{"target": {"all": true}, "notification": {"aps": {"alert": "hi"}, "push_type": "background", "priority": 10}}"#,
+            422,
             "invalid_notification"
         ),
         (
@@ -169,18 +172,28 @@ import Testing
         (#"{"target": {"tokens": []}, "notification": {"aps": {"alert": "x"}}}"#, 422, "invalid_target"),
         (#"{"target": {"all": true, "topic": "x"}, "notification": {"aps": {"alert": "hi"}}}"#, 400, "malformed"),
         (#"{"target": {"all": true}}"#, 400, "malformed"),
-        (#"{"app": "com.other", "target": {"all": true}, "notification": {"aps": {"alert": "hi"}}}"#, 400, "app_mismatch"),
+        (
+            #"{"app": "com.other", "target": {"all": true}, "notification": {"aps": {"alert": "hi"}}}"#, 400,
+            "app_mismatch"
+        ),
         // Values the database or a header would refuse: 422 naming the rule, never a 500.
         (
-            #"{"target": {"all": true}, "throttle_per_second": 2147483648, "notification": {"aps": {"alert": "hi"}}}"#, 422,
+            #"{"target": {"all": true}, "throttle_per_second": 2147483648, "notification": {"aps": {"alert": "hi"}}}"#,
+            422,
             "out_of_bounds"
         ),
         (
             #"{"target": {"all": true}, "notification": {"aps": {"alert": "hi"}, "badge_increment": 2147483648}}"#, 422,
             "out_of_bounds"
         ),
-        (#"{"target": {"all": true}, "notification": {"aps": {"alert": "hi"}, "expiration": -1}}"#, 422, "out_of_bounds"),
-        (#"{"target": {"all": true, "locales": ["%"]}, "notification": {"aps": {"alert": "hi"}}}"#, 422, "out_of_bounds"),
+        (
+            #"{"target": {"all": true}, "notification": {"aps": {"alert": "hi"}, "expiration": -1}}"#, 422,
+            "out_of_bounds"
+        ),
+        (
+            #"{"target": {"all": true, "locales": ["%"]}, "notification": {"aps": {"alert": "hi"}}}"#, 422,
+            "out_of_bounds"
+        ),
         (
             #"{"target": {"all": true}, "notification": {"aps": {"alert": "hi"}, "collapse_id": "a\r\nb"}}"#, 422,
             "invalid_notification"

@@ -10,7 +10,7 @@ import RabbitMQ
 import Testing
 
 /// `schemas/openapi.yaml` documents exactly the routes the router serves.
-@Suite struct OpenAPIDocumentTests {
+@Suite(.needsServices) struct OpenAPIDocumentTests {
     /// `METHOD /path` for every operation under `paths:` (two-space paths, four-space methods).
     static func documentedOperations() throws -> Set<String> {
         let text = try String(contentsOfFile: TestServices.repositoryRoot + "/schemas/openapi.yaml", encoding: .utf8)

@@ -9,7 +9,7 @@ import HummingbirdTesting
 import Testing
 
 /// `POST /v1/apps/{app}/jobs/{id}/restore`: a job's pruned devices come back; bounded input; same auth as the rest.
-@Suite struct RestoreRouteTests {
+@Suite(.needsServices) struct RestoreRouteTests {
     @Test func aJobsPrunedDevicesAreRestoredWithTheirUserLocaleAndTopics() async throws {
         try await APIHarness.run { h in
             let app = APIHarness.appA

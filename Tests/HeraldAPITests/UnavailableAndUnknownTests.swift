@@ -14,7 +14,7 @@ import Testing
 
 /// The API names what is wrong instead of answering 500: a database it cannot use is a 503 with `Retry-After`, and
 /// an app its apps file does not list a 404 `unknown_app`.
-@Suite(.timeLimit(.minutes(1))) struct UnavailableAndUnknownTests {
+@Suite(.needsServices, .timeLimit(.minutes(1))) struct UnavailableAndUnknownTests {
     @Test func anAppTheAppsFileDoesNotListIsRefusedWhenTheAPIHasOne() async throws {
         let (apps, directory) = try TestAPNs.appsFile(apps: [APIHarness.appA], port: 2197)
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -6,7 +6,7 @@ import HeraldTestSupport
 import Testing
 
 /// The store queries only `herald bench pipeline` uses, against the PostgreSQL that `make test` starts.
-@Suite struct StoreStatsTests {
+@Suite(.needsServices) struct StoreStatsTests {
     /// What `herald bench pipeline` reads: the jobs of one id prefix, their latency from publish to result, and
     /// when the last result was written (the end of a run).
     @Test func jobLatencyCoversThePrefixAndGivesTheLastResultTime() async throws {

@@ -8,7 +8,7 @@ import RabbitMQ
 import Testing
 
 /// The operator commands, run as the built `herald` binary against real PostgreSQL and RabbitMQ.
-@Suite struct CLITests {
+@Suite(.needsServices) struct CLITests {
     static let app = "com.example.news"
 
     static func token(_ n: Int) -> DeviceToken {

@@ -8,7 +8,7 @@ import Testing
 
 /// Typos and failures named by their cause: an app id the apps file does not list, a port already taken, and
 /// PostgreSQL refusing the connection, each as one sentence from the built binary.
-@Suite(.timeLimit(.minutes(2))) struct CauseCLITests {
+@Suite(.needsServices, .timeLimit(.minutes(2))) struct CauseCLITests {
     static let app = "com.example.news"
 
     /// An apps file listing `com.example.news`, and its directory (delete it afterwards).
@@ -25,7 +25,8 @@ import Testing
         try await TemporaryDatabase.withMigratedStore { store, database in
             let url = HeraldBinary.databaseURL(database)
             let typo = try await HeraldBinary.run([
-                "keys", "create", "--app", "com.exampel.news", "--scope", "send", "--apps-file", path, "--database-url", url,
+                "keys", "create", "--app", "com.exampel.news", "--scope", "send", "--apps-file", path, "--database-url",
+                url,
             ])
             #expect(typo.status != 0)
             #expect(
@@ -34,11 +35,13 @@ import Testing
             #expect(try await store.apiKeys(app: "com.exampel.news").isEmpty)
             // Given through the environment as well; and an app the file lists is taken.
             let listed = try await HeraldBinary.run(
-                ["keys", "create", "--app", Self.app, "--scope", "send", "--database-url", url], environment: ["HERALD_APPS_FILE": path])
+                ["keys", "create", "--app", Self.app, "--scope", "send", "--database-url", url],
+                environment: ["HERALD_APPS_FILE": path])
             #expect(listed.status == 0, "\(listed.stderr)")
             // Without an apps file every app id is taken, as before.
             let unchecked = try await HeraldBinary.run(
-                ["keys", "create", "--app", "com.exampel.news", "--scope", "send", "--database-url", url], removing: ["HERALD_APPS_FILE"])
+                ["keys", "create", "--app", "com.exampel.news", "--scope", "send", "--database-url", url],
+                removing: ["HERALD_APPS_FILE"])
             #expect(unchecked.status == 0, "\(unchecked.stderr)")
         }
     }

@@ -8,7 +8,7 @@ import Testing
 
 /// `herald doctor` as the built binary: its exit status for scripts and CI, `--json`, and no password in its output.
 /// The checks themselves are tested in `HeraldDoctorTests`.
-@Suite(.timeLimit(.minutes(2))) struct DoctorCommandTests {
+@Suite(.needsServices, .timeLimit(.minutes(2))) struct DoctorCommandTests {
     @Test func aGoodDeploymentExitsZeroAndABrokenOneExitsOneWithJSON() async throws {
         try await TemporaryDatabase.withMigratedStore { _, database in
             let logger = Logger(label: "DoctorCommandTests")

@@ -32,8 +32,8 @@ enum HeraldBinary {
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("stdout")
         let err = directory.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments

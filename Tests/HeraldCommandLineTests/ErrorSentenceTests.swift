@@ -9,7 +9,9 @@ import Testing
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-\(UUID()).p8").path
         let error = try #require(throws: (any Error).self) { try String(contentsOfFile: path, encoding: .utf8) }
         let sentence = ErrorSentence.describing(error)
-        #expect(sentence == "cannot read \(path): no such file (check the path and the flag or HERALD_* variable that names it)")
+        #expect(
+            sentence
+                == "cannot read \(path): no such file (check the path and the flag or HERALD_* variable that names it)")
         #expect(!sentence.contains("Error Domain") && !sentence.contains("UserInfo"))
     }
 

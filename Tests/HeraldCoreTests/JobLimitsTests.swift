@@ -35,7 +35,10 @@ import Testing
         (job(target: #"{"all":true,"locales":["_"]}"#), "target.locales.0 is not a BCP 47 tag"),
         (job(target: #"{"topic":"a\r\n"}"#), "target.topic contains a control character"),
         (job(target: #"{"users":["u","\u0001"]}"#), "target.users.1 contains a control character"),
-        (job(target: #"{"topic":"\#(String(repeating: "t", count: 257))"}"#), "target.topic is 257 characters, over 256"),
+        (
+            job(target: #"{"topic":"\#(String(repeating: "t", count: 257))"}"#),
+            "target.topic is 257 characters, over 256"
+        ),
     ])
     func refusesWithTheRule(json: String, rule: String) {
         #expect {

@@ -28,7 +28,8 @@ import Testing
     }
 
     @Test func badTokensFailAloneAndTheRestGoOn() throws {
-        let job = try Self.decode(#"{"app":"a","target":{"tokens":["zz","abc","aabb"]},"notification":{"aps":{"alert":"hi"}}}"#)
+        let job = try Self.decode(
+            #"{"app":"a","target":{"tokens":["zz","abc","aabb"]},"notification":{"aps":{"alert":"hi"}}}"#)
         #expect(job.invalidTokenCount == 2)
         #expect(job.audience == .tokens([DeviceToken(trustedHex: "aabb")]))
     }
@@ -41,7 +42,10 @@ import Testing
         (#"{"app":"a","target":{"tokens":[]},"notification":{"aps":{"alert":"hi"}}}"#, "target.tokens is empty"),
         (#"{"app":"","target":{"all":true},"notification":{"aps":{"alert":"hi"}}}"#, "app is empty"),
         (#"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"},"priority":7}}"#, "apns-priority 7"),
-        (#"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"},"push_type":"nope"}}"#, "not an APNs push type"),
+        (
+            #"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"},"push_type":"nope"}}"#,
+            "not an APNs push type"
+        ),
         (
             #"{"app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"},"push_type":"background","priority":10}}"#,
             "priority 5"
@@ -66,7 +70,8 @@ import Testing
     @Test func aNULCharacterIsRejectedButAnEscapedBackslashBeforeU0000IsText() throws {
         // PostgreSQL can store neither: such a job would fail to be recorded on every redelivery.
         #expect {
-            _ = try Self.decode(#"{"id":"a\u0000b","app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"}}}"#)
+            _ = try Self.decode(
+                #"{"id":"a\u0000b","app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"}}}"#)
         } throws: { error in
             (error as? JobError)?.description.contains("U+0000") == true
         }

@@ -7,7 +7,7 @@ import Testing
 
 /// Certificate apps: the p12 opens with the passphrase its `passphrase_env` names, its validity against the time,
 /// and the endpoint accepting it as the TLS client certificate.
-@Suite(.timeLimit(.minutes(2))) struct DoctorCertificateTests {
+@Suite(.needsServices, .timeLimit(.minutes(2))) struct DoctorCertificateTests {
     static let app = DoctorFixture.app
     static let passphraseEnv = "HERALD_TEST_P12_PASSPHRASE"
 

@@ -10,7 +10,7 @@ import Testing
 
 /// `herald doctor` against a good deployment on the real services and against each way of breaking it: every
 /// broken part fails with its sentence, and the other checks still pass.
-@Suite(.timeLimit(.minutes(2))) struct DoctorTests {
+@Suite(.needsServices, .timeLimit(.minutes(2))) struct DoctorTests {
     static let app = DoctorFixture.app
 
     @Test func aGoodDeploymentPassesEveryCheckAndChangesNothing() async throws {

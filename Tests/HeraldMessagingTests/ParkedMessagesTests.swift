@@ -7,7 +7,7 @@ import Testing
 
 /// Parked messages as operators and retention see them: what is read of their headers, the age rule, replay's
 /// refusal of foreign queues.
-@Suite(.timeLimit(.minutes(1))) struct ParkedMessagesTests {
+@Suite(.needsServices, .timeLimit(.minutes(1))) struct ParkedMessagesTests {
     static let logger = Logger(label: "HeraldMessagingTests.ParkedMessages")
     static let day: Int64 = 86_400
 

@@ -7,7 +7,7 @@ import Testing
 
 /// Parking against the real broker: the message keeps its body and id, becomes persistent, and carries the reason,
 /// the attempts and the origin queue in the headers operators read.
-@Suite(.timeLimit(.minutes(1))) struct ParkingTests {
+@Suite(.needsServices, .timeLimit(.minutes(1))) struct ParkingTests {
     static let logger = Logger(label: "HeraldMessagingTests.Parking")
 
     @Test(arguments: Topology.QueueType.allCases)

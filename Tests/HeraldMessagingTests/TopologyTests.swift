@@ -7,7 +7,7 @@ import Testing
 
 /// The topology against the real broker: retry queues deliver back after their delay with the attempt count,
 /// quorum work queues dead-letter to parking, and the committed definitions file is the export.
-@Suite(.timeLimit(.minutes(1))) struct TopologyTests {
+@Suite(.needsServices, .timeLimit(.minutes(1))) struct TopologyTests {
     static let logger = Logger(label: "HeraldMessagingTests.Topology")
 
     @Test func committedDefinitionsFileIsTheQuorumExport() throws {

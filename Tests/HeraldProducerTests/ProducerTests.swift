@@ -11,7 +11,7 @@ import RabbitMQ
 import Testing
 
 /// The producer against a real broker, and a job it publishes delivered by a real worker to the simulator.
-@Suite struct ProducerTests {
+@Suite(.needsServices) struct ProducerTests {
     static let app = "com.example.news"
 
     static func token(_ n: Int) -> DeviceToken {

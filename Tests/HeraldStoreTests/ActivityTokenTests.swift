@@ -9,7 +9,7 @@ import Testing
 
 /// The Live Activity token registry (schemas/020): push-to-start and update tokens, their lookups, and how device
 /// deletes, token replacement and dead-token pruning treat them.
-@Suite struct ActivityTokenTests {
+@Suite(.needsServices) struct ActivityTokenTests {
     static let app = "app"
     static func device(_ n: Int) -> DeviceToken { StoreTests.token(n, prefix: "d4") }
     static func startToken(_ n: Int) -> DeviceToken { StoreTests.token(n, prefix: "5a") }

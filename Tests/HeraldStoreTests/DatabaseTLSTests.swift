@@ -8,7 +8,7 @@ import Testing
 /// `sslmode` as libpq defines the modes Herald accepts, against the dev PostgreSQL's TLS listener (its certificate
 /// names "localhost" only and is signed by the dev CA, which also signs the broker's: deploy/dev/services.sh):
 /// certificates are always checked, `prefer` and `allow` are refused, and a bad `sslrootcert` is named.
-@Suite struct DatabaseTLSTests {
+@Suite(.needsServices) struct DatabaseTLSTests {
     static let environment = ProcessInfo.processInfo.environment
     static let tlsDirectory = TestServices.repositoryRoot + "/.state/rabbitmq/tls"
     static let caFile = environment["HERALD_TEST_AMQPS_CA_FILE"] ?? tlsDirectory + "/ca.pem"

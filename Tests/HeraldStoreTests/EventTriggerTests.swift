@@ -6,7 +6,7 @@ import Testing
 
 /// The events triggers (schemas/018) run only while some app has events (schemas/025): a group of small jobs of an
 /// app without them pays for no transition table.
-@Suite struct EventTriggerTests {
+@Suite(.needsServices) struct EventTriggerTests {
     static let logger = Logger(label: "event-triggers")
 
     static func enabled(_ store: Store) async throws -> [String: Bool] {

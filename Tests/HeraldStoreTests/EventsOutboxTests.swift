@@ -8,7 +8,7 @@ import Testing
 
 /// The events outbox (schemas/018) against PostgreSQL: what the triggers write, for which apps, and how the relay
 /// takes it.
-@Suite struct EventsOutboxTests {
+@Suite(.needsServices) struct EventsOutboxTests {
     static let logger = Logger(label: "test.events")
 
     static func outbox(_ store: Store) async throws -> [(key: String, body: String)] {

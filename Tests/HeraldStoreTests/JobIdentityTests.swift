@@ -9,7 +9,7 @@ import Testing
 
 /// A job is (app, id): one app's id never touches another app's job. Planning a job is exclusive across sessions,
 /// an enqueue is atomic, and a badge job increments each device's badge once.
-@Suite struct JobIdentityTests {
+@Suite(.needsServices) struct JobIdentityTests {
     static func job(_ id: String, app: String, target: String = #"{"all": true}"#) throws -> PreparedJob {
         try PreparedJob.decode(
             Array(#"{"id":"\#(id)","app":"\#(app)","target":\#(target),"notification":{"aps":{"alert":"x"}}}"#.utf8)

@@ -5,7 +5,7 @@ import Testing
 
 /// A job's final states are named once in SQL (`herald_job_is_final`, schemas/012) and once in Swift
 /// (`JobState.isFinal`): the two must agree on every state.
-@Suite struct JobStateTests {
+@Suite(.needsServices) struct JobStateTests {
     @Test func sqlAndSwiftAgreeOnWhichStatesAreFinal() async throws {
         try await TemporaryDatabase.withMigratedStore { store, _ in
             for state in JobState.allCases {

@@ -11,7 +11,7 @@ import Testing
 /// bulk import. The plans are PostgreSQL's own: `EXPLAIN (FORMAT JSON)` of the store's statements with
 /// representative parameters, and the generic plans of its prepared statements and of the PL/pgSQL functions'
 /// statements, read from `pg_proc` as the migrations left them.
-@Suite struct QueryPlanTests {
+@Suite(.needsServices) struct QueryPlanTests {
     static let app = "a"
     static let devices = 20_000
     static let smallJobs = 20_000

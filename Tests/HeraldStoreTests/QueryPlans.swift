@@ -46,7 +46,8 @@ extension QueryPlanTests {
     ) async throws -> PlanNode {
         let parameters = types?.count ?? parameterCount(in: sql)
         return try await store.client.withTransaction(logger: logger) { connection in
-            try await connection.setForTransaction(settings + [("plan_cache_mode", "force_generic_plan")], logger: logger)
+            try await connection.setForTransaction(
+                settings + [("plan_cache_mode", "force_generic_plan")], logger: logger)
             let typeList = types.map { "(" + $0.joined(separator: ", ") + ")" } ?? ""
             try await connection.query(
                 PostgresQuery(unsafeSQL: "PREPARE \(name)\(typeList) AS \(sql)"), logger: logger)

@@ -8,7 +8,7 @@ import PostgresNIO
 import Testing
 
 /// Dead-token records keep the whole device (schemas/008), and a job's prunes can be undone from them.
-@Suite struct RestoreTests {
+@Suite(.needsServices) struct RestoreTests {
     static func token(_ n: Int) -> DeviceToken { StoreTests.token(n, prefix: "b2") }
 
     /// Registers four devices with every field set, and prunes them all with job "j" of app "app".

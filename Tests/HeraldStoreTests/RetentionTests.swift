@@ -5,7 +5,7 @@ import PostgresNIO
 import Testing
 
 /// Retention against the real PostgreSQL: exactly the records past their age go, in chunks, under one lock.
-@Suite struct RetentionTests {
+@Suite(.needsServices) struct RetentionTests {
     static let logger = Logger(label: "RetentionTests")
     static let day: Int64 = 86_400
     /// A minute either side of the age: the rows just inside and just outside it.

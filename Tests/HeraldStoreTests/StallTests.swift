@@ -9,7 +9,7 @@ import Testing
 /// `Store.run` gives up on a statement caught in an outage (`StallPolicy`), and only then: the outage probe opens
 /// its own connections, so it sees a server that does not answer at once, and a statement that is merely long is
 /// left to finish.
-@Suite struct StallTests {
+@Suite(.needsServices) struct StallTests {
     static let stalls = StallPolicy(checkInterval: .milliseconds(100), grace: .milliseconds(300))
     static let logger = Logger(label: "test.stalls")
 

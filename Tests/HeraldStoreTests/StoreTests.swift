@@ -8,7 +8,7 @@ import PostgresNIO
 import Testing
 
 /// Integration tests against the PostgreSQL that `make test` starts; each test gets a fresh migrated database.
-@Suite struct StoreTests {
+@Suite(.needsServices) struct StoreTests {
     static func token(_ n: Int, prefix: String = "a1") -> DeviceToken {
         let hex = String(n, radix: 16)
         return DeviceToken(trustedHex: prefix + String(repeating: "0", count: 62 - hex.count) + hex)
@@ -174,7 +174,9 @@ import Testing
             let spec = #"{"app":"a","target":{"tokens":["aa"]},"notification":{"aps":{"alert":"hi"}}}"#
             @Sendable func job(_ id: String) throws -> PreparedJob {
                 try PreparedJob.decode(
-                    Array(#"{"id":"\#(id)","app":"a","target":{"tokens":["aa"]},"notification":{"aps":{"alert":"hi"}}}"#.utf8)
+                    Array(
+                        #"{"id":"\#(id)","app":"a","target":{"tokens":["aa"]},"notification":{"aps":{"alert":"hi"}}}"#
+                            .utf8)
                 ) { "" }
             }
             @Sendable func row(_ id: String, sent: Int?) -> SmallJobRow {
@@ -388,7 +390,7 @@ import Testing
     }
 }
 
-@Suite struct SQLScriptTests {
+@Suite(.needsServices) struct SQLScriptTests {
     @Test func migrationsSplitIntoStatements() throws {
         let migrations = try Migration.load(from: TestServices.schemasDirectory)
         #expect(migrations.first?.version == 1)

@@ -111,7 +111,9 @@ import Testing
         case .topic(_, let locales), .all(let locales):
             #expect((locales ?? []).allSatisfy(JobLimits.isTag))
         case .activity(let id), .channel(let id):
-            #expect(!id.isEmpty && id.unicodeScalars.count <= JobLimits.activityIDCharacters && job.liveActivity?.key != nil)
+            #expect(
+                !id.isEmpty && id.unicodeScalars.count <= JobLimits.activityIDCharacters && job.liveActivity?.key != nil
+            )
         }
         // What the worker stores as the spec is JSON PostgreSQL accepts: it encodes again without error.
         _ = try JSONEncoder().encode(job.spec)

@@ -1,10 +1,11 @@
 import RabbitMQ
 import Synchronization
+import HeraldTestSupport
 import Testing
 
 /// The network failing under a live connection, through a ``TCPProxy`` in front of the real broker:
 /// everything waiting must fail with an `AMQPError`, promptly, without a crash or a hang.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct AMQPConnectionFailureTests {
+@Suite(.needsServices, .serialized, .timeLimit(.minutes(2))) struct AMQPConnectionFailureTests {
     private func connectThroughProxy(heartbeat: Duration = .seconds(30)) async throws
         -> (AMQPConnection, TCPProxy)
     {

@@ -1,8 +1,9 @@
 import RabbitMQ
+import HeraldTestSupport
 import Testing
 
 /// Integration tests against the real broker: each uses its own queues and deletes them.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct AMQPConnectionTests {
+@Suite(.needsServices, .serialized, .timeLimit(.minutes(1))) struct AMQPConnectionTests {
     @Test func publishedMessageArrivesWithItsPropertiesAndHeaders() async throws {
         let connection = try await Broker.connect()
         let queue = Broker.uniqueQueue()

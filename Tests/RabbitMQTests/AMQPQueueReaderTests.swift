@@ -1,8 +1,9 @@
 import RabbitMQ
+import HeraldTestSupport
 import Testing
 
 /// basic.get through `AMQPQueueReader`, against the real broker.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct AMQPQueueReaderTests {
+@Suite(.needsServices, .serialized, .timeLimit(.minutes(1))) struct AMQPQueueReaderTests {
     @Test func aReaderSeesEveryReadyMessageOnceAndWhatItDoesNotSettleGoesBackWhenItCloses() async throws {
         let connection = try await Broker.connect()
         let queue = Broker.uniqueQueue()

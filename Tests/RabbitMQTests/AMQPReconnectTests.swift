@@ -1,9 +1,10 @@
 import RabbitMQ
 import Synchronization
+import HeraldTestSupport
 import Testing
 
 /// Reconnection through a ``TCPProxy`` in front of the real broker, so that only this suite's connections are cut.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct AMQPReconnectTests {
+@Suite(.needsServices, .serialized, .timeLimit(.minutes(1))) struct AMQPReconnectTests {
     /// Deterministic and fast: no jitter, 20 ms then 40 ms … at most 200 ms between attempts.
     static let policy = ReconnectPolicy(
         initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200), jitter: 0, random: { 0 })

@@ -1,11 +1,12 @@
 import Foundation
 import RabbitMQ
+import HeraldTestSupport
 import Testing
 
 /// `amqps://` against the dev broker's TLS listener (`deploy/dev/services.sh`: a dev CA, a certificate for
 /// `localhost` only, and a second CA that signed nothing): a verified connection works end to end, and a broker
 /// the client cannot verify is refused with an error that says so, without the password.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct AMQPTLSTests {
+@Suite(.needsServices, .serialized, .timeLimit(.minutes(1))) struct AMQPTLSTests {
     @Test func amqpsWithTheBrokersCAPublishesAndConsumes() async throws {
         let encodedCA = try #require(
             TLSBroker.caFile.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(["-", ".", "_"])))

@@ -1,11 +1,12 @@
 import Foundation
 import RabbitMQ
 import Synchronization
+import HeraldTestSupport
 import Testing
 
 /// The real broker restarted mid-stream (`deploy/dev/services.sh restart-rabbitmq`): reconnecting connections lose
 /// nothing. Run alone (`swift test --filter BrokerRestartTests`); everything else skips it (`--skip`).
-@Suite(.serialized, .timeLimit(.minutes(5)), .tags(.brokerRestart)) struct BrokerRestartTests {
+@Suite(.needsServices, .serialized, .timeLimit(.minutes(5)), .tags(.brokerRestart)) struct BrokerRestartTests {
     @Test func numberedStreamSurvivesABrokerRestartWithNothingLost() async throws {
         let queue = Broker.uniqueQueue()
         let declare: AMQPConnection.ConnectHook = { _ = try await $0.declareQueue(queue, durable: true) }

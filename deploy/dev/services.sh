@@ -792,6 +792,7 @@ usage() {
 usage: ${0##*/} COMMAND
 
   up                install missing packages, start PostgreSQL and RabbitMQ, provision users
+  packages          install missing Debian packages (build libraries and services) only
   down              stop both services (data is kept)
   status            show whether each service runs (exit 1 unless both run)
   env               print HERALD_AMQP_URL, HERALD_AMQPS_URL (+ its CA files) and HERALD_DATABASE_URL (shell-sourceable)
@@ -811,6 +812,10 @@ main() {
     local cmd=${1:-}
     case $cmd in
         up) cmd_up ;;
+        packages)
+            take_lock
+            ensure_packages
+            ;;
         down) cmd_down ;;
         status) cmd_status ;;
         env) print_env ;;

@@ -94,7 +94,8 @@ extension Store {
                     }
                 }
                 let made = try spec(resolution)
-                try await Self.setSpec(job, spec: made.spec, targetKind: made.targetKind, on: connection, logger: logger)
+                try await Self.setSpec(
+                    job, spec: made.spec, targetKind: made.targetKind, on: connection, logger: logger)
                 return resolution
             }
         }

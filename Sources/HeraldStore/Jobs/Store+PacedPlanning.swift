@@ -54,14 +54,14 @@ extension Store {
     /// the statistics say.
     package static func pausedPlanningPoll(limit: Int) -> (query: PostgresQuery, settings: [(String, String)]) {
         let query: PostgresQuery = """
-        SELECT j.app_id, j.id, j.spec::text FROM jobs j
-        WHERE j.plan_resume_below IS NOT NULL AND j.state = 'running'
-          AND (SELECT count(*) FROM (
-                   SELECT 1 FROM batches b
-                   WHERE b.app_id = j.app_id AND b.job_id = j.id AND b.state = 'pending'
-                   LIMIT j.plan_resume_below) AS pending) < j.plan_resume_below
-        LIMIT \(limit) FOR UPDATE OF j SKIP LOCKED
-        """
+            SELECT j.app_id, j.id, j.spec::text FROM jobs j
+            WHERE j.plan_resume_below IS NOT NULL AND j.state = 'running'
+              AND (SELECT count(*) FROM (
+                       SELECT 1 FROM batches b
+                       WHERE b.app_id = j.app_id AND b.job_id = j.id AND b.state = 'pending'
+                       LIMIT j.plan_resume_below) AS pending) < j.plan_resume_below
+            LIMIT \(limit) FOR UPDATE OF j SKIP LOCKED
+            """
         return (query, [("enable_seqscan", "off")])
     }
 }

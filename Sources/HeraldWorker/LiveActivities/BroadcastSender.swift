@@ -127,7 +127,9 @@ struct BroadcastSender: Sendable {
 /// changed (a SIGHUP reload: a rotated key, another host) gets a new client; the old one is shut down with the
 /// worker, so a broadcast in flight on it finishes.
 final class BroadcastClients: Sendable {
-    private let clients = Mutex<(current: [String: (AppConfiguration, APNSChannelsClient)], retired: [APNSChannelsClient])>(
+    private let clients = Mutex<
+        (current: [String: (AppConfiguration, APNSChannelsClient)], retired: [APNSChannelsClient])
+    >(
         ([:], []))
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger

@@ -92,8 +92,10 @@ struct LiveActivityStage: Sendable {
                 logger.warning("activity has more update tokens than one job sends; the rest are not sent")
             }
             let priority = resolution.highPriority ? 10 : 5
-            Self.count(live.event, priority: priority, why: wantsHigh && !resolution.highPriority ? "budget_spent" : why)
-            return try await plan(job, tokens: resolution.tokens, priority: priority, timestamp: stamp, settings: settings)
+            Self.count(
+                live.event, priority: priority, why: wantsHigh && !resolution.highPriority ? "budget_spent" : why)
+            return try await plan(
+                job, tokens: resolution.tokens, priority: priority, timestamp: stamp, settings: settings)
         default:
             // A start (to devices) or activity tokens as given: no activity to coalesce or budget.
             let priority = wantsHigh ? 10 : 5
@@ -134,7 +136,8 @@ struct LiveActivityStage: Sendable {
         switch job.audience {
         case .tokens(let devices): selection = .tokens(devices)
         case .users(let users): selection = .users(users)
-        case .topic(let topic, let locales): selection = .devices(locales.map { .locales(.topic(topic), $0) } ?? .topic(topic))
+        case .topic(let topic, let locales):
+            selection = .devices(locales.map { .locales(.topic(topic), $0) } ?? .topic(topic))
         case .all(let locales): selection = .devices(locales.map { .locales(.all, $0) } ?? .all)
         case .activity, .channel: return []
         }
@@ -147,7 +150,8 @@ struct LiveActivityStage: Sendable {
             guard tokens.count <= Self.maximumTokens else {
                 throw JobError(
                     .invalidTarget,
-                    "the start reaches more than \(Self.maximumTokens) push-to-start tokens; broadcast to a channel instead")
+                    "the start reaches more than \(Self.maximumTokens) push-to-start tokens; broadcast to a channel instead"
+                )
             }
             guard page.more, let next = page.cursor else { return tokens }
             cursor = next
