@@ -85,7 +85,7 @@ public enum TemporaryDatabase {
                             try await connection.query("DROP DATABASE \(unescaped: stale)", logger: logger)
                         }
                         try await connection.query("CREATE DATABASE \(unescaped: building)", logger: logger)
-                        try await Store.withStore(server.with(database: building), logger: logger) { store in
+                        _ = try await Store.withStore(server.with(database: building), logger: logger) { store in
                             try await store.migrate(migrations)
                         }
                         // The migrating pool's sessions end just after it stops: rename once they have.

@@ -28,10 +28,10 @@ extension RetainedRecords {
 
 extension Store {
     /// The seconds and the row limit of a retention statement, as bound parameters $1 and $2.
-    fileprivate static func retentionBinds(seconds: Double, limit: Int) throws -> PostgresBindings {
+    fileprivate static func retentionBinds(seconds: Double, limit: Int) -> PostgresBindings {
         var binds = PostgresBindings(capacity: 2)
-        try binds.append(seconds, context: .default)
-        try binds.append(limit, context: .default)
+        binds.append(seconds, context: .default)
+        binds.append(limit, context: .default)
         return binds
     }
 
@@ -85,7 +85,7 @@ extension Store {
                                 RETURNING 1)
                             SELECT count(*)::bigint FROM gone
                             """,
-                        binds: try Self.retentionBinds(seconds: seconds, limit: limit)),
+                        binds: Self.retentionBinds(seconds: seconds, limit: limit)),
                     logger: logger)
             }
             var count = 0
