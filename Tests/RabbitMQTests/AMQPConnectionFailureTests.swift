@@ -1,6 +1,6 @@
+import HeraldTestSupport
 import RabbitMQ
 import Synchronization
-import HeraldTestSupport
 import Testing
 
 /// The network failing under a live connection, through a ``TCPProxy`` in front of the real broker:

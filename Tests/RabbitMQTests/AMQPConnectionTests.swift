@@ -1,5 +1,5 @@
-import RabbitMQ
 import HeraldTestSupport
+import RabbitMQ
 import Testing
 
 /// Integration tests against the real broker: each uses its own queues and deletes them.

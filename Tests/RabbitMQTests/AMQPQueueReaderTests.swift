@@ -1,5 +1,5 @@
-import RabbitMQ
 import HeraldTestSupport
+import RabbitMQ
 import Testing
 
 /// basic.get through `AMQPQueueReader`, against the real broker.

@@ -1,6 +1,6 @@
+import HeraldTestSupport
 import RabbitMQ
 import Synchronization
-import HeraldTestSupport
 import Testing
 
 /// Reconnection through a ``TCPProxy`` in front of the real broker, so that only this suite's connections are cut.

@@ -1,6 +1,6 @@
 import Foundation
-import RabbitMQ
 import HeraldTestSupport
+import RabbitMQ
 import Testing
 
 /// `amqps://` against the dev broker's TLS listener (`deploy/dev/services.sh`: a dev CA, a certificate for

@@ -1,7 +1,7 @@
 import Foundation
+import HeraldTestSupport
 import RabbitMQ
 import Synchronization
-import HeraldTestSupport
 import Testing
 
 /// The real broker restarted mid-stream (`deploy/dev/services.sh restart-rabbitmq`): reconnecting connections lose
