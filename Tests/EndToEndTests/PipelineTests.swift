@@ -93,7 +93,16 @@ import Testing
                 try await connection.publish(Array(body.utf8), routingKey: configuration.topology.jobs)
             }
 
-            let handled = await events.wait { $0.count >= jobs.count + 3 }
+            // Every job finished (a batch of a planned job reports its completion too) and every bad one parked.
+            let ids = Set(jobs.map(\.0))
+            let handled = await events.wait { events in
+                let finished = Set(
+                    events.compactMap { event -> String? in
+                        if case .finished(_, let id, _) = event { id } else { nil }
+                    })
+                let parked = events.filter { if case .parked = $0 { true } else { false } }.count
+                return finished.isSuperset(of: ids) && parked >= 3
+            }
             let parked = handled.compactMap { event -> String? in
                 if case .parked(_, let reason) = event { return reason }
                 return nil

@@ -126,7 +126,7 @@ import Testing
         let job = try PreparedJob.decode(Array(spec.utf8)) { id }
         return SmallJobQueue.Item(
             delivery: AMQPDelivery(body: Array(id.utf8), deliveryTag: tag, routingKey: "herald.jobs"), job: job,
-            spec: spec)
+            spec: spec, route: .smallGroup)
     }
 
     /// `herald parked replay` recognises what was sent but not settled by this reason's beginning.

@@ -18,7 +18,8 @@ import Testing
                 aps: ["event": "update", "content-state": .object([:]), "timestamp": .integer(timestamp)]))
         let prepared = try PreparedJob.prepare(job) { id }
         return SmallJobQueue.Item(
-            delivery: AMQPDelivery(body: [], deliveryTag: 1, routingKey: "herald.jobs"), job: prepared, spec: "{}")
+            delivery: AMQPDelivery(body: [], deliveryTag: 1, routingKey: "herald.jobs"), job: prepared, spec: "{}",
+            route: .liveActivity)
     }
 
     static func ids(_ offer: LiveActivityMailbox.Offer) -> String {

@@ -83,8 +83,8 @@ import Testing
     @Test func aBroadcastIsCutIntoBatchesThatCoverEveryDeviceOnce() async throws {
         let (store, publisher) = (FakeStore(devices: 2_500), FakePublisher())
         let step = try await Self.planner(store, publisher).plan(
-            try Self.job(#"{"all":true}"#), cursor: nil, nextSeq: 0, planned: false, redelivered: false)
-        #expect(step == .finished(nil))
+            try Self.job(#"{"all":true}"#), cursor: nil, nextSeq: 0, planned: false)
+        #expect(step == nil)
         let batches = publisher.batches
         #expect(batches.map(\.seq) == [0, 1, 2])
         #expect(batches.map(\.after) == [nil, store.tokens[999], store.tokens[1999]])
@@ -106,14 +106,14 @@ import Testing
             Array(#"{"id":"j","app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"}\#(priority)}}"#.utf8)
         ) { "j" }
         _ = try await Self.planner(store, publisher).plan(
-            job, cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+            job, cursor: nil, nextSeq: 0, planned: false)
         #expect(publisher.priorities == [lead, lead, lead, lead, bulk, bulk])
     }
 
     @Test func planningResumesFromItsCursorWithoutRepublishing() async throws {
         let (store, publisher) = (FakeStore(devices: 2_500), FakePublisher())
         _ = try await Self.planner(store, publisher).plan(
-            try Self.job(#"{"all":true}"#), cursor: store.tokens[1999], nextSeq: 2, planned: false, redelivered: false)
+            try Self.job(#"{"all":true}"#), cursor: store.tokens[1999], nextSeq: 2, planned: false)
         #expect(publisher.batches.map(\.seq) == [2])
         #expect(publisher.batches.first?.after == store.tokens[1999])
     }
@@ -121,43 +121,42 @@ import Testing
     @Test func aJobStoppedWhilePlanningPublishesNoMore() async throws {
         let (store, publisher) = (FakeStore(devices: 5_000, runningFor: 1), FakePublisher())
         _ = try await Self.planner(store, publisher).plan(
-            try Self.job(#"{"all":true}"#), cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+            try Self.job(#"{"all":true}"#), cursor: nil, nextSeq: 0, planned: false)
         // The second batch was published before its cursor was refused; none after it.
         #expect(publisher.batches.count == 2)
     }
 
-    @Test func anAudienceOfOnePageIsHandedBackToDeliverHere() async throws {
+    /// An audience is planned through the batches queue however small: whether it fits one batch is decided at
+    /// intake (`Route`), where the audience is not known.
+    @Test func anAudienceOfOnePageIsPublishedLikeAnyOther() async throws {
         let (store, publisher) = (FakeStore(devices: 10), FakePublisher())
         let planner = Self.planner(store, publisher)
         let job = try Self.job(#"{"all":true}"#)
-        let step = try await planner.plan(job, cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+        #expect(try await planner.plan(job, cursor: nil, nextSeq: 0, planned: false) == nil)
         let batch = BatchMessage(app: "a", job: "j", seq: 0, attempt: 1, after: nil, through: store.tokens[9])
-        #expect(step == .deliverHere(batch, then: .onePage(cursor: store.tokens[9])))
-        #expect(publisher.batches.isEmpty)
-        _ = try await planner.resume(.onePage(cursor: store.tokens[9]), job: job, after: .completed(jobFinished: nil))
+        #expect(publisher.batches == [batch])
         #expect(store.state.withLock { $0.planned.map(\.1) } == [store.tokens[9]])
         #expect(store.state.withLock { $0.finishedPlanning } == 1)
     }
 
-    @Test func tokensArePlannedInChunksAndOneBatchOfThemIsDeliveredHere() async throws {
+    @Test func tokensArePlannedInChunksAndAJobOfOneBatchInOneStatement() async throws {
         let (store, publisher) = (FakeStore(devices: 0), FakePublisher())
         let planner = Self.planner(store, publisher)
         let many = (0..<2_500).map { "\"\(String(format: "%064x", $0))\"" }.joined(separator: ",")
         _ = try await planner.plan(
-            try Self.job(#"{"tokens":[\#(many)]}"#), cursor: nil, nextSeq: 0, planned: false, redelivered: false)
+            try Self.job(#"{"tokens":[\#(many)]}"#), cursor: nil, nextSeq: 0, planned: false)
         #expect(publisher.batches.map { $0.tokens?.count } == [1000, 1000, 500])
         #expect(store.state.withLock { $0.planned.map(\.1) } == ["1000", "2000", "2500"])
 
+        // Routed as one batch: planned in one statement and handed to its consumer, nothing published; a copy of
+        // it planned before gets the same batch and plans nothing again.
         let one = try Self.job(#"{"tokens":["\#(String(format: "%064x", 7))"]}"#)
-        let step = try await planner.plan(one, cursor: nil, nextSeq: 0, planned: false, redelivered: false)
-        guard case .deliverHere(let batch, .singleBatch) = step else {
-            Issue.record("\(step)")
-            return
-        }
-        #expect(
-            batch.tokens == [String(format: "%064x", 7)] && store.state.withLock { $0.singleBatches } == [batch.key])
-        // Its completion transaction finished it: nothing more to write.
-        #expect(try await planner.resume(.singleBatch, job: one, after: .completed(jobFinished: .done)) == .done)
+        let batch = try await planner.planOneBatch(one, planned: false)
+        #expect(batch.tokens == [String(format: "%064x", 7)])
+        #expect(store.state.withLock { $0.singleBatches } == [batch.key])
+        #expect(try await planner.planOneBatch(one, planned: true) == batch)
+        #expect(store.state.withLock { $0.singleBatches } == [batch.key])
+        #expect(publisher.batches.count == 3)
         #expect(store.state.withLock { $0.finishedPlanning } == 1)
     }
 
@@ -171,8 +170,8 @@ import Testing
         var throttled = slow
         throttled.throttlePerSecond = 1
         #expect(planner.devicesPerBatch(for: throttled) == 2)
-        let step = try await planner.plan(throttled, cursor: nil, nextSeq: 0, planned: false, redelivered: false)
-        #expect(step == .finished(nil))
+        let step = try await planner.plan(throttled, cursor: nil, nextSeq: 0, planned: false)
+        #expect(step == nil)
         #expect(publisher.batches.map { $0.tokens?.count } == [2, 1])
         throttled.throttlePerSecond = 10_000
         #expect(planner.devicesPerBatch(for: throttled) == 1000)
@@ -185,14 +184,14 @@ import Testing
         planner.planAhead = 2
         let job = try Self.job(#"{"all":true}"#)
         // Two batches, then a pause until fewer than two are pending; the job is not finished.
-        let first = try await planner.plan(job, cursor: nil, nextSeq: 0, planned: false, redelivered: false)
-        #expect(first == .finished(nil))
+        let first = try await planner.plan(job, cursor: nil, nextSeq: 0, planned: false)
+        #expect(first == nil)
         #expect(publisher.batches.map(\.seq) == [0, 1])
         #expect(store.state.withLock { ($0.pauses, $0.finishedPlanning) } == ([2], 0))
         // The job message again (the scheduler resumed it): the last batch, from the cursor, and the end.
         let second = try await planner.plan(
-            job, cursor: store.tokens[1999], nextSeq: 2, planned: false, redelivered: false)
-        #expect(second == .finished(nil))
+            job, cursor: store.tokens[1999], nextSeq: 2, planned: false)
+        #expect(second == nil)
         #expect(publisher.batches.map(\.seq) == [0, 1, 2])
         #expect(store.state.withLock { ($0.pauses, $0.finishedPlanning) } == ([2], 1))
     }

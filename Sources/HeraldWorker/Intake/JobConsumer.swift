@@ -55,14 +55,15 @@ struct JobConsumer: Sendable {
             enriched[metadataKey: "job"] = "\(job.id)"
             return enriched
         }
-        // One look at the apps in use (they change on SIGHUP) for this delivery.
-        let apps = deliverer.clients.apps
-        guard let app = apps.app(job.app) else {
-            let reason = "\(JobError.Code.unknownApp): app \(job.app.prefix(100)) is not in the apps file"
+        // One look at the apps in use (they change on SIGHUP) for this delivery, and the job's route, decided here
+        // once.
+        let route = Route.of(job, app: deliverer.clients.apps.app(job.app), batchSize: configuration.batchSize)
+        if case .park(let refusal) = route {
             let log = jobLogger
             return {
-                try? await store.recordRejectedJob(id: job.id, app: String(job.app.prefix(200)), reason: reason)
-                await park(delivery, jobID: job.id, reason: reason, consumer: consumer, logger: log)
+                try? await store.recordRejectedJob(
+                    id: job.id, app: String(job.app.prefix(200)), reason: refusal.description)
+                await park(delivery, jobID: job.id, reason: refusal.description, consumer: consumer, logger: log)
             }
         }
         let spec: String
@@ -82,7 +83,7 @@ struct JobConsumer: Sendable {
                     logger: log)
             }
         }
-        let item = SmallJobQueue.Item(delivery: delivery, job: job, spec: spec)
+        let item = SmallJobQueue.Item(delivery: delivery, job: job, spec: spec, route: route)
         if let key = job.liveActivity?.key {
             // Latest wins: while an event of the activity is in hand, a newer one replaces any that waits.
             let log = jobLogger
@@ -103,7 +104,7 @@ struct JobConsumer: Sendable {
                 }
             }
         }
-        if isSmall(job, app: app) {
+        if route == .smallGroup {
             // Delivered with the other small jobs in hand: a few statements per group instead of several per job.
             // The task that finds no group under way delivers groups until none is left.
             guard smallJobs.add(item) else { return nil }
@@ -113,17 +114,6 @@ struct JobConsumer: Sendable {
         }
         let log = jobLogger
         return { await process(item, consumer: consumer, logger: log) }
-    }
-
-    /// A job of explicit tokens that fits in one batch, with the same payload for every device, no throttle and no
-    /// schedule, for an app that sends every device to one environment and has no send rate of its own: most jobs,
-    /// in most deployments. (Groups
-    /// read nothing per device; an app serving both environments needs each device's.)
-    private func isSmall(_ job: PreparedJob, app: AppConfiguration) -> Bool {
-        guard case .tokens(let tokens) = job.audience, job.liveActivity == nil else { return false }
-        return tokens.count <= configuration.batchSize && job.sendAt == nil
-            && app.sendRate(throttle: job.throttlePerSecond) == nil && !job.template.variesPerDevice
-            && !app.sendsPerDeviceEnvironment
     }
 
     /// Registers and plans one job (delivering it here if it fits in one batch), holding the job's planning claim:
@@ -213,23 +203,29 @@ struct JobConsumer: Sendable {
             return .duplicate(app: job.app, id: job.id, state: state)
         case .plan(let cursor, let nextSeq, let planned):
             var job = job
-            if job.liveActivity != nil {
+            var route = item.route
+            if route == .liveActivity {
                 switch try await liveActivities.prepare(job, publishedAt: item.publishedAt) {
-                case .plan(let resolved): job = resolved
+                case .plan(let resolved):
+                    job = resolved
+                    guard let app = deliverer.clients.apps.app(job.app) else {
+                        throw JobError(.unknownApp, "app \(job.app.prefix(100)) is not in the apps file")
+                    }
+                    route = Route.resolved(job, app: app, batchSize: configuration.batchSize)
                 case .finished(let state):
                     logger.info("Live Activity job finished", metadata: ["state": "\(state.rawValue)"])
                     return .finished(app: job.app, id: job.id, state: state)
                 }
             }
             let finished: JobState?
-            switch try await planner.plan(
-                job, cursor: cursor, nextSeq: nextSeq, planned: planned, redelivered: item.delivery.redelivered)
-            {
-            case .finished(let state):
+            if route == .planned {
+                finished = try await planner.plan(job, cursor: cursor, nextSeq: nextSeq, planned: planned)
+            } else {
+                // One batch (a small job that came this way too: a copy, a redelivery, a scheduled one now due):
+                // planned in one statement, then delivered here; its completion ends the job.
+                let batch = try await planner.planOneBatch(job, planned: planned)
+                guard case .completed(let state) = try await deliverer.deliver(batch) else { return nil }
                 finished = state
-            case .deliverHere(let batch, let then):
-                // A job of one batch: delivered here, not through the batches queue.
-                finished = try await planner.resume(then, job: job, after: try await deliverer.deliver(batch))
             }
             guard let finished else { return nil }
             logger.info("job finished", metadata: ["state": "\(finished.rawValue)"])

@@ -19,12 +19,15 @@ final class SmallJobQueue: Sendable {
         let spec: String
         /// When the producer published it (ms since 1970), if the message said.
         let publishedAt: Int64?
+        /// How it goes through the worker, decided at intake (`Route.of`).
+        let route: Route
 
-        init(delivery: AMQPDelivery, job: PreparedJob, spec: String) {
+        init(delivery: AMQPDelivery, job: PreparedJob, spec: String, route: Route) {
             self.delivery = delivery
             self.job = job
             self.spec = spec
             self.publishedAt = Intake.publishedAt(delivery.properties)
+            self.route = route
         }
 
         /// The job's listed tokens.

@@ -40,9 +40,10 @@ struct AMQPBatchPublisher: BatchPublishing {
 }
 
 /// Planning: turns a registered job into batches — explicit tokens in chunks, everything else by keyset pages of
-/// its audience in PostgreSQL, so that memory never grows with the audience. It never sends: batches are
-/// published to `herald.batches` for every worker to share, and a job that fits in one batch is handed back to the
-/// caller (`Step.deliverHere`), which delivers it in this process and then calls `resume`.
+/// its audience in PostgreSQL, so that memory never grows with the audience. It never sends and never waits for a
+/// send: batches are published to `herald.batches` for every worker to share; a job routed as one batch
+/// (`Route.oneBatch`) is planned in one statement (`planOneBatch`), and its consumer delivers that batch, whose
+/// completion ends the job.
 ///
 /// Planning resumes where it stopped: the cursor moves only after a batch is published, so a crash re-publishes at
 /// most the batch it was on (and its delivery is deduplicated by the batch's completion record).
@@ -70,85 +71,48 @@ struct Planner: Sendable {
     let logger: Logger
     var onJobHandled: (@Sendable (JobEvent) -> Void)? = nil
 
-    /// What is left after planning.
-    enum Step: Sendable, Equatable {
-        /// Planning is over; the job's final state if it finished.
-        case finished(JobState?)
-        /// Deliver `batch` here, then call `resume(_:job:after:)` with `then` and the delivery's outcome.
-        case deliverHere(BatchMessage, then: Resume)
-    }
-
-    /// What planning does once the batch it handed back is delivered.
-    enum Resume: Sendable, Equatable {
-        /// A job of one batch planned in its completion transaction: the delivery's outcome is the job's.
-        case singleBatch
-        /// A redelivered one-batch job: done if the delivery finished it, else planning is finished here.
-        case redelivered
-        /// An audience of one page: its cursor recorded, then planning finished.
-        case onePage(cursor: String?)
-    }
-
     /// Holds planning's writes through an outage of the database.
     var outages: OutageWaiter {
         let store = self.store
         return OutageWaiter(answers: { await store.databaseAnswers(within: $0) }, logger: logger, onEvent: onJobHandled)
     }
 
-    /// Plans the job from `cursor`.
-    ///
-    /// `redelivered`: the broker handed this message out before and it was not acknowledged (a worker died or gave
-    /// it back). A job that fits in one batch was being delivered by that worker itself, not through the batches
-    /// queue, so its batch is delivered again unless it is done.
-    /// A throttled job is never delivered here: its batches wait for their turn in the job's rate, which a job
-    /// message must not do.
-    func plan(_ job: PreparedJob, cursor: String?, nextSeq: Int, planned: Bool, redelivered: Bool) async throws
-        -> Step
-    {
-        let batchSize = devicesPerBatch(for: job)
-        let here = rate(of: job) == nil
-        if planned, redelivered, here, case .tokens(let tokens) = job.audience, tokens.count <= batchSize,
-            nextSeq == 1
-        {
-            let batch = BatchMessage(app: job.app, job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
-            return .deliverHere(batch, then: .redelivered)
+    /// Plans a job routed as one batch (`Route.oneBatch`) and returns that batch, for its consumer to deliver: in
+    /// one statement the batch exists (pending) and planning is finished, so the batch's own completion ends the
+    /// job. A job planned so before (a redelivered copy: the worker that delivered it died or gave it back) gets
+    /// its batch again, which its completion record makes harmless if it was delivered.
+    func planOneBatch(_ job: PreparedJob, planned: Bool) async throws -> BatchMessage {
+        guard case .tokens(let tokens) = job.audience else {
+            throw JobError(.invalidTarget, "only a job of listed tokens is planned as one batch")
         }
+        let batch = BatchMessage(app: job.app, job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
+        if !planned { try await store.planSingleBatch(batch.key, cursor: String(tokens.count)) }
+        return batch
+    }
+
+    /// Plans the job from `cursor` into batches on `herald.batches`; returns the job's final state if planning
+    /// finished it (an audience with no device, or every batch already done).
+    func plan(_ job: PreparedJob, cursor: String?, nextSeq: Int, planned: Bool) async throws -> JobState? {
         if !planned {
             switch job.audience {
             case .tokens(let tokens):
-                if cursor == nil && tokens.count <= batchSize && here {
-                    // The common small job: one batch, planned and finished in its own completion transaction.
-                    let batch = BatchMessage(app: job.app, job: job.id, seq: 0, attempt: 1, tokens: tokens.map(\.hex))
-                    try await store.planSingleBatch(batch.key, cursor: String(tokens.count))
-                    return .deliverHere(batch, then: .singleBatch)
-                }
                 let from = Int(cursor ?? "0") ?? 0
-                if let paused = try await planTokens(job, tokens: tokens, from: from, nextSeq: nextSeq) {
-                    return paused
-                }
+                if try await planTokens(job, tokens: tokens, from: from, nextSeq: nextSeq) == .paused { return nil }
             case .users, .topic, .all:
-                if let step = try await planAudience(job, cursor: cursor, nextSeq: nextSeq) { return step }
+                if try await planAudience(job, cursor: cursor, nextSeq: nextSeq) == .paused { return nil }
             case .activity, .channel:
                 throw JobError(.invalidTarget, "a Live Activity target is resolved before planning, not planned")
             }
         }
-        return .finished(try await finishPlanning(job))
+        return try await finishPlanning(job)
     }
 
-    /// Finishes planning once the batch handed back by `plan` was delivered with `outcome`.
-    func resume(_ resume: Resume, job: PreparedJob, after outcome: BatchDeliverer.Outcome) async throws -> JobState? {
-        switch resume {
-        case .singleBatch:
-            guard case .completed(let finished) = outcome else { return nil }
-            return finished
-        case .redelivered:
-            if case .completed(let finished?) = outcome { return finished }
-        case .onePage(let cursor):
-            // Stopped by its one batch (APNs refused it as a whole): final already, nothing left to record.
-            if case .completed(let finished?) = outcome { return finished }
-            let key = BatchKey(app: job.app, job: job.id, seq: 0, attempt: 1)
-            _ = try await store.recordPlanned(key, cursor: cursor)
-        }
-        return try await finishPlanning(job)
+    /// How a planning pass ended.
+    private enum Pass {
+        /// Every batch is published: planning is finished.
+        case complete
+        /// Paused after a window of batches, or stopped because the job no longer runs.
+        case paused
     }
 
     /// Devices per batch of `job`: a throttled job's hold about `throttleWindow` of its rate, so that a batch
@@ -165,15 +129,15 @@ struct Planner: Sendable {
         return max(2, Int((Double(rate) * 30 / Double(devicesPerBatch(for: job))).rounded(.up)))
     }
 
-    /// Pauses the job's planning after a window of batches, held through an outage. Returns the step that ends
-    /// this pass, or nil if the job no longer runs (planning then ends as for a stopped job).
-    private func pause(_ job: PreparedJob, window: Int) async throws -> Step? {
+    /// Pauses the job's planning after a window of batches, held through an outage. Returns how the pass ends:
+    /// paused, or complete if the job no longer runs (planning then ends as for a stopped job).
+    private func pause(_ job: PreparedJob, window: Int) async throws -> Pass {
         let paused = try await outages.untilDone("pausing planning") {
             try await store.pausePlanning(job: job.key, resumeBelow: window)
         }
-        guard paused else { return nil }
+        guard paused else { return .complete }
         onJobHandled?(.planningPaused(app: job.app, id: job.id))
-        return .finished(nil)
+        return .paused
     }
 
     /// The rate `job` is sent at (`AppsFile.sendRate`); nil if neither it nor its app has one.
@@ -187,9 +151,9 @@ struct Planner: Sendable {
         return finished
     }
 
-    /// Publishes the tokens' batches from `start`; returns the step that ends the pass if planning paused.
+    /// Publishes the tokens' batches from `start`.
     private func planTokens(_ job: PreparedJob, tokens: [DeviceToken], from start: Int, nextSeq: Int) async throws
-        -> Step?
+        -> Pass
     {
         let batchSize = devicesPerBatch(for: job)
         let window = window(for: job)
@@ -201,40 +165,33 @@ struct Planner: Sendable {
             let batch = BatchMessage(app: job.app, job: job.id, seq: seq, attempt: 1, tokens: slice.map(\.hex))
             try await publish(batch, of: job)
             index += slice.count
-            guard try await recordPlanned(batch.key, cursor: String(index)) else { return nil }
+            guard try await recordPlanned(batch.key, cursor: String(index)) else { return .complete }
             seq += 1
         }
-        return nil
+        return .complete
     }
 
-    /// Publishes the audience's batches page by page; returns the one batch to deliver here if the whole audience
-    /// fits in one, or the step that ends the pass if planning paused.
-    private func planAudience(_ job: PreparedJob, cursor start: String?, nextSeq: Int) async throws -> Step? {
+    /// Publishes the audience's batches page by page, however few pages there are.
+    private func planAudience(_ job: PreparedJob, cursor start: String?, nextSeq: Int) async throws -> Pass {
         let batchSize = devicesPerBatch(for: job)
         let window = window(for: job)
         var cursor = start
         var seq = nextSeq
         while true {
-            // Only the page's size and last token: the deliverer reads the devices themselves.
+            // Only the page's size and last token: the delivery run reads the devices themselves.
             let page = try await store.devicesPageBoundary(
                 app: job.app, filter: job.audience.filter, after: cursor, limit: batchSize)
-            if seq == 0 && page.count < batchSize && rate(of: job) == nil {
-                // The whole audience fits in one batch: delivered here instead of through the queue.
-                let batch = BatchMessage(
-                    app: job.app, job: job.id, seq: 0, attempt: 1, after: nil, through: page.last ?? "")
-                return .deliverHere(batch, then: .onePage(cursor: page.last))
-            }
-            guard let last = page.last else { return nil }
+            guard let last = page.last else { return .complete }
             if let window, seq - nextSeq == window { return try await pause(job, window: window) }
             let batch = BatchMessage(app: job.app, job: job.id, seq: seq, attempt: 1, after: cursor, through: last)
             try await publish(batch, of: job)
             guard try await recordPlanned(batch.key, cursor: last) else {
                 logger.info("planning stopped: job no longer running", metadata: ["job": "\(job.id)"])
-                return nil
+                return .complete
             }
             cursor = last
             seq += 1
-            if page.count < batchSize { return nil }
+            if page.count < batchSize { return .complete }
         }
     }
 
