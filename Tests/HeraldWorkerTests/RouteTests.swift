@@ -43,16 +43,23 @@ import Testing
             Case(name: "a batch of tokens", job: job(target: tokens(10)), app: app(), route: .smallGroup),
             Case(name: "more tokens than a batch", job: job(target: tokens(11)), app: app(), route: .planned),
             Case(
-                name: "a localized payload", job: job(target: one, notification: #"{"aps":{"alert":"hi"},"localizations":{"fr":"salut"}}"#),
+                name: "a localized payload",
+                job: job(target: one, notification: #"{"aps":{"alert":"hi"},"localizations":{"fr":"salut"}}"#),
                 app: app(), route: .oneBatch),
             Case(
                 name: "a badge increment",
                 job: job(target: one, notification: #"{"aps":{"alert":"hi"},"badge_increment":1}"#), app: app(),
                 route: .oneBatch),
-            Case(name: "scheduled", job: job(target: one, extra: #","send_at":"2100-01-01T00:00:00Z""#), app: app(), route: .oneBatch),
-            Case(name: "a job rate", job: job(target: one, extra: #","throttle_per_second":5"#), app: app(), route: .planned),
+            Case(
+                name: "scheduled", job: job(target: one, extra: #","send_at":"2100-01-01T00:00:00Z""#), app: app(),
+                route: .oneBatch),
+            Case(
+                name: "a job rate", job: job(target: one, extra: #","throttle_per_second":5"#), app: app(),
+                route: .planned),
             Case(name: "an app rate", job: job(target: one), app: app(maxPerSecond: 50), route: .planned),
-            Case(name: "an app of two environments", job: job(target: one), app: app(environments: both), route: .oneBatch),
+            Case(
+                name: "an app of two environments", job: job(target: one), app: app(environments: both),
+                route: .oneBatch),
             Case(name: "users", job: job(target: #"{"users":["u1"]}"#), app: app(), route: .planned),
             Case(name: "a topic", job: job(target: #"{"topic":"news"}"#), app: app(), route: .planned),
             Case(name: "every device", job: job(target: #"{"all":true}"#), app: app(), route: .planned),
@@ -60,7 +67,8 @@ import Testing
                 name: "a Live Activity update",
                 job: job(
                     target: #"{"activity":"order-1"}"#,
-                    notification: #"{"push_type":"liveactivity","aps":{"event":"update","content-state":{},"timestamp":1}}"#),
+                    notification:
+                        #"{"push_type":"liveactivity","aps":{"event":"update","content-state":{},"timestamp":1}}"#),
                 app: app(), route: .liveActivity),
             Case(
                 name: "an app not in the apps file", job: job(target: one), app: nil,
