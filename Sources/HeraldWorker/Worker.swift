@@ -172,7 +172,8 @@ struct PlannerService: Service {
                 batchSize: configuration.batchSize, throttleWindow: configuration.throttleWindow,
                 apps: configuration.apps, liveApps: { [clients = shared.clients] in clients.apps },
                 planAhead: configuration.planAhead,
-                metrics: shared.metrics, logger: shared.logger, onJobHandled: configuration.onJobHandled
+                metrics: shared.metrics, logger: shared.logger, onJobHandled: configuration.onJobHandled,
+                clock: configuration.clock
             )
             // Channel clients are made when an app first broadcasts, and shut down with the consumer.
             let broadcastClients = BroadcastClients(eventLoopGroup: shared.eventLoopGroup, logger: shared.logger)

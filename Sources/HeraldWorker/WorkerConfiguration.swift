@@ -18,6 +18,9 @@ public struct WorkerConfiguration: Sendable {
     public var appsFile: String? = nil
     /// Queue names.
     public var topology: Topology = .init()
+    /// Time and chance for every stage (waits, backoffs and their jitter, expiry checks, paced sends): the machine's
+    /// clocks, or a `MockClock` in tests.
+    public var clock: HeraldClock = .system
     /// Job messages one worker plans at once (AMQP prefetch on the jobs queue). Small jobs are delivered by the
     /// planner itself and mostly wait on round trips, so many are in hand at once: groups of up to a quarter of this
     /// share their database statements, and at 1,024 (groups of about 100) a job costs PostgreSQL and the worker about

@@ -169,7 +169,7 @@ import Testing
             let first = harness.jwt
             #expect(try await harness.client.send(Fixtures.request(jwt: first)).status == 200)
 
-            harness.clock.advance(by: 60)
+            harness.clock.advance(bySeconds: 60)
             let second = harness.freshJWT()
             let rejected = try await harness.client.send(Fixtures.request(jwt: second))
             #expect(rejected.status == 429)
@@ -181,7 +181,7 @@ import Testing
             #expect(try await another.send(Fixtures.request(jwt: second)).status == 200)
             await another.close()
 
-            harness.clock.advance(by: 20 * 60)
+            harness.clock.advance(bySeconds: 20 * 60)
             #expect(try await harness.client.send(Fixtures.request(jwt: second)).status == 200)
         }
     }
@@ -191,7 +191,7 @@ import Testing
             $0.minimumTokenUpdateInterval = nil
         } _: { (harness: Harness) async throws in
             #expect(try await harness.client.send(Fixtures.request(jwt: harness.jwt)).status == 200)
-            harness.clock.advance(by: 1)
+            harness.clock.advance(bySeconds: 1)
             #expect(try await harness.client.send(Fixtures.request(jwt: harness.freshJWT())).status == 200)
         }
     }

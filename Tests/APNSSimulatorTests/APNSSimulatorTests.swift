@@ -275,7 +275,7 @@ struct AcceptedCase: Sendable, CustomTestStringConvertible {
         try await withHarness { (harness: Harness) async throws in
             let jwt = harness.jwt
             #expect(try await harness.client.send(Fixtures.request(jwt: jwt)).status == 200)
-            harness.clock.advance(by: 3601)
+            harness.clock.advance(bySeconds: 3601)
             let response = try await harness.client.send(Fixtures.request(jwt: jwt))
             #expect(response.status == 403)
             #expect(response.reason == "ExpiredProviderToken")

@@ -6,21 +6,6 @@ import Logging
 import NIOPosix
 import Synchronization
 
-/// A clock tests move by hand, in seconds since 1970, shared by the signer side and the simulator.
-final class TestClock: Sendable {
-    private let seconds: Mutex<Int64>
-
-    init(_ start: Int64 = 1_800_000_000) {
-        seconds = Mutex(start)
-    }
-
-    var now: Int64 { seconds.withLock { $0 } }
-
-    func advance(by delta: Int64) {
-        seconds.withLock { $0 += delta }
-    }
-}
-
 enum Fixtures {
     static let signer = try! ProviderTokenSigner(
         teamID: TestCredentials.teamID,
@@ -36,7 +21,7 @@ enum Fixtures {
     static let deadToken = "dead" + String(repeating: "0", count: 60)
     static let topic = "com.example.app"
 
-    static func configuration(clock: TestClock) -> APNSSimulatorConfiguration {
+    static func configuration(clock: MockClock) -> APNSSimulatorConfiguration {
         var configuration = APNSSimulatorConfiguration(
             certificateChainPEM: TestCredentials.serverCertificatePEM,
             privateKeyPEM: TestCredentials.serverPrivateKeyPEM,
@@ -76,7 +61,7 @@ enum Fixtures {
 struct Harness {
     let simulator: APNSSimulator
     let client: RawHTTP2Client
-    let clock: TestClock
+    let clock: MockClock
     let port: Int
 
     /// One provider token for the whole test, signed when the harness started: APNs (and the simulator) answer
@@ -94,7 +79,7 @@ struct Harness {
 
 /// Starts a simulator (configured by `configure`), connects a raw client, runs `body` and tears both down.
 func withHarness(
-    clock: TestClock = TestClock(),
+    clock: MockClock = MockClock(),
     _ configure: (inout APNSSimulatorConfiguration) -> Void = { _ in },
     _ body: (Harness) async throws -> Void
 ) async throws {

@@ -8,23 +8,12 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// A mock clock in seconds since 1970, shared by the provider token cache and the simulator.
-final class TestClock: Sendable {
-    private let seconds: Mutex<Int64>
-
-    init(_ start: Int64 = 1_800_000_000) { seconds = Mutex(start) }
-
-    var now: Int64 { seconds.withLock { $0 } }
-
-    func advance(bySeconds delta: Int64) { seconds.withLock { $0 += delta } }
-}
-
 /// A simulator on port 0 and a client pointed at it, trusting the test CA; both torn down after `body`.
 struct SimulatorFixture {
     let simulator: APNSSimulator
     let client: APNSClient
     let cache: ProviderTokenCache
-    let clock: TestClock
+    let clock: MockClock
     let logs: LogRecorder
 
     static func with<T>(
@@ -39,7 +28,7 @@ struct SimulatorFixture {
             serverGroup.shutdownGracefully { _ in }
             clientGroup.shutdownGracefully { _ in }
         }
-        let clock = TestClock()
+        let clock = MockClock()
         let signer = try ProviderTokenSigner(
             teamID: TestCredentials.teamID,
             keyID: TestCredentials.keyID,

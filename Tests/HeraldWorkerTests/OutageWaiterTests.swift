@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldStore
+import HeraldTestSupport
 import Logging
 import Synchronization
 import Testing
@@ -8,15 +9,28 @@ import Testing
 
 /// What `OutageWaiter` does with each kind of failure while its probe of the database answers or does not: an
 /// outage is waited out however long it lasts, a failure against a healthy database ends after a few tries. No
-/// services: the probe and the work are fakes, and the delays are a millisecond.
+/// services: the probe and the work are fakes, and the clock is a mock whose waits take no time.
 @Suite struct OutageWaiterTests {
-    /// A waiter whose probe answers as `answers` says, with a millisecond of backoff, telling `sink` of its waits.
-    static func waiter(answers: @escaping @Sendable () -> Bool, sink: EventSink = EventSink()) -> OutageWaiter {
-        var waiter = OutageWaiter(
-            answers: { _ in answers() }, logger: Logger(label: "test"), onEvent: { sink.add($0) })
-        waiter.firstDelay = .milliseconds(1)
-        waiter.longestDelay = .milliseconds(1)
-        return waiter
+    /// A waiter whose probe answers as `answers` says, on `clock` (its waits skipped), telling `sink` of its waits.
+    static func waiter(
+        answers: @escaping @Sendable () -> Bool, sink: EventSink = EventSink(), clock: MockClock = MockClock()
+    ) -> OutageWaiter {
+        OutageWaiter(
+            answers: { _ in answers() }, logger: Logger(label: "test"), onEvent: { sink.add($0) },
+            clock: clock.skipping)
+    }
+
+    /// The waits double from 200 ms to at most 5 s, each drawn between half and all of its delay.
+    @Test func theWaitsDoubleUpToFiveSecondsWithJitter() async throws {
+        for (draw, expected) in [
+            (1.0, 0.2 + 0.4 + 0.8 + 1.6 + 3.2 + 5 + 5), (0.0, (0.2 + 0.4 + 0.8 + 1.6 + 3.2 + 5 + 5) / 2),
+        ] {
+            let clock = MockClock(randomValue: draw)
+            let waiter = Self.waiter(answers: { true }, clock: clock)
+            let work = FailingWork(failing: 7, with: Self.circuitBreaker)
+            #expect(try await waiter.untilDone("completing a batch") { try work.run() } == 8)
+            #expect(clock.elapsed == .milliseconds(Int64((expected * 1000).rounded())))
+        }
     }
 
     final class EventSink: Sendable {

@@ -2,6 +2,7 @@ import APNSCore
 import APNSTransport
 import HeraldCore
 import Synchronization
+import HeraldTestSupport
 import Testing
 
 @testable import HeraldWorker
@@ -72,7 +73,7 @@ import Testing
         concurrency: 8,
         policy: RetryPolicy(
             baseDelay: .milliseconds(1), maximumDelay: .milliseconds(1), transportDelay: .milliseconds(1)),
-        metrics: WorkerMetrics(), jitter: { 0.5 })
+        metrics: WorkerMetrics(), clock: MockClock(randomValue: 0.5).skipping)
 
     @Test func aJobRejectedByItsFirstAnswerSendsNothingMore() async throws {
         let registry = StoppedJobs()

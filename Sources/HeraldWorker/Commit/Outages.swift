@@ -53,20 +53,26 @@ struct OutageWaiter: Sendable {
     var firstDelay: Duration = .milliseconds(200)
     var longestDelay: Duration = .seconds(5)
     var pingTimeout: Duration = .seconds(1)
+    /// Time and chance: the backoff's waits and their jitter.
+    var clock: HeraldClock = .system
 
     private static let waiting = Meter(label: "herald_outage_waits")
 
-    init(store: Store, logger: Logger, onEvent: (@Sendable (JobEvent) -> Void)? = nil) {
-        self.init(answers: { await store.databaseAnswers(within: $0) }, logger: logger, onEvent: onEvent)
+    init(
+        store: Store, logger: Logger, onEvent: (@Sendable (JobEvent) -> Void)? = nil, clock: HeraldClock = .system
+    ) {
+        self.init(
+            answers: { await store.databaseAnswers(within: $0) }, logger: logger, onEvent: onEvent, clock: clock)
     }
 
     init(
         answers: @escaping @Sendable (Duration) async -> Bool, logger: Logger,
-        onEvent: (@Sendable (JobEvent) -> Void)? = nil
+        onEvent: (@Sendable (JobEvent) -> Void)? = nil, clock: HeraldClock = .system
     ) {
         self.answers = answers
         self.logger = logger
         self.onEvent = onEvent
+        self.clock = clock
     }
 
     func untilDone<T>(_ what: String, _ body: () async throws -> T) async throws -> T {
@@ -90,7 +96,7 @@ struct OutageWaiter: Sendable {
                     logger.warning(
                         "transient failure, trying again",
                         metadata: ["operation": "\(what)", "attempt": "\(failures)", "error": "\(error)"])
-                    try? await Task.sleep(for: delay * Double.random(in: 0.5...1))
+                    try? await clock.sleep(delay * clock.random(0.5...1))
                     delay = min(delay * 2, longestDelay)
                     continue
                 }
@@ -113,7 +119,7 @@ struct OutageWaiter: Sendable {
                             "still waiting for the database",
                             metadata: ["operation": "\(what)", "waits": "\(waits)", "error": "\(error)"])
                     }
-                    try? await Task.sleep(for: delay * Double.random(in: 0.5...1))
+                    try? await clock.sleep(delay * clock.random(0.5...1))
                     delay = min(delay * 2, longestDelay)
                     if Task.isCancelled || Task.isShuttingDownGracefully { throw error }
                 } while await !databaseAnswers()

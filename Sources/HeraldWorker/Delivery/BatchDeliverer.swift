@@ -79,7 +79,7 @@ struct BatchDeliverer: Sendable {
             writeBack.targeted += job.invalidTokenCount
         }
 
-        let now = Int64(Date().timeIntervalSince1970)
+        let now = configuration.clock.unixSeconds
         if let expiration = job.template.expiration, expiration != 0, expiration < now {
             writeBack.expired = devices.count
             metrics.record(outcome: NotificationOutcome.expired.rawValue, reason: "", count: devices.count)
@@ -99,7 +99,7 @@ struct BatchDeliverer: Sendable {
                 metrics.batchesDeferred.increment()
                 return .deferred(wait)
             case .taken(let wait):
-                pacing = Pacing(start: .now + wait, rate: rate)
+                pacing = Pacing(start: configuration.clock.now() + wait, rate: rate)
             }
         }
 
@@ -155,7 +155,9 @@ struct BatchDeliverer: Sendable {
     }
 
     /// Holds writes through an outage of the database.
-    var outages: OutageWaiter { OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled) }
+    var outages: OutageWaiter {
+        OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled, clock: configuration.clock)
+    }
 
     // MARK: Devices and requests
 
@@ -233,7 +235,9 @@ struct BatchDeliverer: Sendable {
 
     /// The sending stage with the worker's settings.
     var sender: Sender {
-        Sender(concurrency: configuration.sendConcurrency, policy: configuration.retryPolicy, metrics: metrics)
+        Sender(
+            concurrency: configuration.sendConcurrency, policy: configuration.retryPolicy, metrics: metrics,
+            clock: configuration.clock)
     }
 
     /// A throttled batch's turn: its sends go out at `rate` from `start`, when the turn it took begins. Paced from
@@ -271,8 +275,7 @@ struct BatchDeliverer: Sendable {
         var rest = share
         var chunk = 1
         while !rest.range.isEmpty {
-            let due = paced.due
-            if due > .now { try await Task.sleep(until: due, clock: .continuous) }
+            try await configuration.clock.sleep(until: paced.due)
             let slice = rest.prefix(chunk)
             results += await sender.sendShares([slice], through: client)[0]
             paced.sent += slice.range.count

@@ -34,7 +34,7 @@ extension BatchDeliverer {
         var sent = SentSmallJobs()
         var sendable: [(SmallJobQueue.Item, APNSClient, RequestList)] = []
         var tally: [Tally: Int] = [:]
-        let clock = Date().timeIntervalSince1970
+        let clock = configuration.clock.unixTime()
         let now = Int64(clock)
         // A message without a timestamp counts as published now (ms since 1970).
         let receivedAt = Int64(clock * 1000)

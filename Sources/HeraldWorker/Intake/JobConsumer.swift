@@ -25,7 +25,9 @@ struct JobConsumer: Sendable {
     /// Updates and ends of one activity waiting behind the one in hand: only the newest is kept.
     let activityMailbox = LiveActivityMailbox()
     /// Holds work through outages of the database.
-    var outages: OutageWaiter { OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled) }
+    var outages: OutageWaiter {
+        OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled, clock: configuration.clock)
+    }
     var intake: Intake { Intake(configuration: configuration) }
 
     /// Decodes and checks a delivery on the consumer's loop and returns what is left to do in a task of its own:

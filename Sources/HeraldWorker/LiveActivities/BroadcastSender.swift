@@ -80,7 +80,7 @@ struct BroadcastSender: Sendable {
                 guard error.isTransient, tries < backoff.count else {
                     return try await refuse(job, reason: error.reason ?? "ConnectionFailed", error.message)
                 }
-                try await Task.sleep(for: backoff[tries])
+                try await configuration.clock.sleep(backoff[tries])
                 tries += 1
                 continue
             }
@@ -92,7 +92,7 @@ struct BroadcastSender: Sendable {
             let reason = result.reason ?? "status \(result.status)"
             if result.isTransient, tries < backoff.count {
                 Self.count("retried", reason: reason)
-                try await Task.sleep(for: backoff[tries])
+                try await configuration.clock.sleep(backoff[tries])
                 tries += 1
                 continue
             }

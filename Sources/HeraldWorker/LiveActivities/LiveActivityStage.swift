@@ -160,7 +160,7 @@ struct LiveActivityStage: Sendable {
 
     /// The event's timestamp: the producer's, else when the job was published, else now (seconds).
     private func timestamp(of live: LiveActivityJob, _ publishedAt: Int64?) -> Int64 {
-        live.timestamp ?? publishedAt.map { $0 / 1000 } ?? Int64(Date().timeIntervalSince1970)
+        live.timestamp ?? publishedAt.map { $0 / 1000 } ?? configuration.clock.unixSeconds
     }
 
     /// Whether a job is already in the form Herald sends: tokens, its timestamp and its priority set.

@@ -70,11 +70,14 @@ struct Planner: Sendable {
     let metrics: WorkerMetrics
     let logger: Logger
     var onJobHandled: (@Sendable (JobEvent) -> Void)? = nil
+    /// Time and chance for the outage waiter's backoff.
+    var clock: HeraldClock = .system
 
     /// Holds planning's writes through an outage of the database.
     var outages: OutageWaiter {
         let store = self.store
-        return OutageWaiter(answers: { await store.databaseAnswers(within: $0) }, logger: logger, onEvent: onJobHandled)
+        return OutageWaiter(
+            answers: { await store.databaseAnswers(within: $0) }, logger: logger, onEvent: onJobHandled, clock: clock)
     }
 
     /// Plans a job routed as one batch (`Route.oneBatch`) and returns that batch, for its consumer to deliver: in

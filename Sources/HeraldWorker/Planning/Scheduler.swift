@@ -26,8 +26,9 @@ struct Scheduler: Sendable {
             do {
                 while try await resumePlanning() == 100 {}
                 while try await relayEvents() == 500 {}
-                if lastRelease.map({ $0.duration(to: .now) >= configuration.schedulerInterval }) ?? true {
-                    lastRelease = .now
+                let now = configuration.clock.now()
+                if lastRelease.map({ $0.duration(to: now) >= configuration.schedulerInterval }) ?? true {
+                    lastRelease = now
                     while try await releaseDue() == 100 {}
                     while try await releaseUnpublished() == 100 {}
                 }
@@ -35,7 +36,7 @@ struct Scheduler: Sendable {
                 logger.error("scheduler pass failed", metadata: ["error": "\(error)"])
             }
             // Woken by a graceful shutdown too: a worker stopping does not wait out the interval.
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: tick) }
+            try? await cancelWhenGracefulShutdown { [clock = configuration.clock] in try await clock.sleep(tick) }
         }
     }
 

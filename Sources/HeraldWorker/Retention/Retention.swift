@@ -26,7 +26,9 @@ struct Retention: Sendable {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             // Woken by a graceful shutdown too: a worker stopping does not wait out the interval.
             do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: configuration.retentionInterval) }
+                try await cancelWhenGracefulShutdown { [configuration] in
+                    try await configuration.clock.sleep(configuration.retentionInterval)
+                }
             } catch {
                 return
             }

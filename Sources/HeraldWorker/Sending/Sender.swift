@@ -26,8 +26,8 @@ struct Sender: Sendable {
     var concurrency: Int
     var policy: RetryPolicy
     var metrics: WorkerMetrics
-    /// Draws the jitter of a retry delay, in 0...1 (injected by tests).
-    var jitter: @Sendable () -> Double = { Double.random(in: 0...1) }
+    /// Time and chance: the retry delays' waits, their jitter, and the latency's end.
+    var clock: HeraldClock = .system
 
     /// One job's share of a transport batch.
     struct Share: Sendable {
@@ -74,7 +74,7 @@ struct Sender: Sendable {
             for index in share.range { owners.append((number, index)) }
         }
         let locate = owners
-        let (policy, metrics) = (self.policy, self.metrics)
+        let policy = self.policy
         let answers = await client.sendAll(
             count: locate.count,
             concurrency: concurrency,
@@ -88,7 +88,7 @@ struct Sender: Sendable {
                 let share = shares[locate[flat].share]
                 let result = DeliveryResult(answer)
                 if result.isSuccess {
-                    Self.recordLatency(metrics, publishedAt: share.publishedAt)
+                    recordLatency(publishedAt: share.publishedAt)
                 } else if case .failJob = disposition(for: result, attempt: 1, policy: policy, jitter: 0) {
                     share.stop.set()
                 }
@@ -111,7 +111,7 @@ struct Sender: Sendable {
             }
             let result = DeliveryResult(answer)
             let decided = disposition(
-                for: result, attempt: 1, policy: policy, jitter: result.isSuccess ? 0 : jitter())
+                for: result, attempt: 1, policy: policy, jitter: result.isSuccess ? 0 : clock.random(0...1))
             if case .retry(_, let delay) = decided { retries.append((flat, delay)) }
             results[number].append(DeviceResult(token: token, disposition: decided, retries: 0))
         }
@@ -126,7 +126,7 @@ struct Sender: Sendable {
                 }
                 running += 1
                 group.addTask {
-                    try? await Task.sleep(for: delay)
+                    try? await clock.sleep(delay)
                     let share = shares[locate[flat].share]
                     let request = share.requests[locate[flat].index]
                     let result = await sendOne(
@@ -166,16 +166,16 @@ struct Sender: Sendable {
             }
             // The jitter only matters for a retry; drawing it for every success cost a getrandom call each.
             let decided = disposition(
-                for: result, attempt: attempt, policy: policy, jitter: result.isSuccess ? 0 : jitter())
+                for: result, attempt: attempt, policy: policy, jitter: result.isSuccess ? 0 : clock.random(0...1))
             switch decided {
             case .retry(_, let delay):
-                try? await Task.sleep(for: delay)
+                try? await clock.sleep(delay)
                 attempt += 1
                 continue
             case .failJob:
                 stop.set()
             case .delivered:
-                Self.recordLatency(metrics, publishedAt: publishedAt)
+                recordLatency(publishedAt: publishedAt)
             default:
                 break
             }
@@ -184,8 +184,8 @@ struct Sender: Sendable {
     }
 
     /// End-to-end latency of a delivered notification: from the producer's publish to APNs' answer.
-    static func recordLatency(_ metrics: WorkerMetrics, publishedAt: Int64) {
-        let elapsed = Int64(Date().timeIntervalSince1970 * 1000) - publishedAt
+    func recordLatency(publishedAt: Int64) {
+        let elapsed = clock.unixMilliseconds - publishedAt
         metrics.latency.recordMilliseconds(max(elapsed, 0))
     }
 }

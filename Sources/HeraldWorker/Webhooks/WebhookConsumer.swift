@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import HeraldCore
 import HeraldMessaging
 import HeraldStore
 import Logging
@@ -23,6 +24,8 @@ struct WebhookConsumer: Sendable {
     let publisher: AMQPConnection
     let attempts: Int
     let timeout: Duration
+    /// Time for the lanes' breakers and the signatures.
+    let clock: HeraldClock
     let metrics: WorkerMetrics
     let logger: Logger
 
@@ -71,7 +74,7 @@ struct WebhookConsumer: Sendable {
             return
         }
         let answer: Webhooks.Answer
-        switch lanes.admit(app: event.app, endpoint: endpoint.url, now: .now) {
+        switch lanes.admit(app: event.app, endpoint: endpoint.url, now: clock.now()) {
         case .busy:
             // Its app's lane is full: out of the shared queue's way, back after a delay, no attempt counted.
             metrics.webhook("deferred")
@@ -82,8 +85,8 @@ struct WebhookConsumer: Sendable {
         case .send:
             answer = await Webhooks.post(
                 Array(event.body.utf8), event: event.routingKey, id: "event-\(event.id)", attempt: made + 1,
-                to: endpoint, client: client, timeout: timeout)
-            lanes.finish(app: event.app, endpoint: endpoint.url, delivered: answer == .delivered, now: .now)
+                to: endpoint, client: client, timeout: timeout, signedAt: clock.unixSeconds)
+            lanes.finish(app: event.app, endpoint: endpoint.url, delivered: answer == .delivered, now: clock.now())
         }
         guard case .failed(let reason) = answer else {
             metrics.webhook("delivered")

@@ -30,7 +30,8 @@ struct WebhookService: Service, CustomStringConvertible {
                 let deliveries = WebhookConsumer(
                     webhooks: webhooks, lanes: lanes, store: shared.store, client: client, topology: topology,
                     publisher: publisher, attempts: configuration.webhookAttempts,
-                    timeout: configuration.webhookTimeout, metrics: shared.metrics, logger: shared.logger)
+                    timeout: configuration.webhookTimeout, clock: configuration.clock, metrics: shared.metrics,
+                    logger: shared.logger)
                 // Room for every app's lane full and `webhookConcurrency` more: a slow endpoint never takes the
                 // slots the other apps' events need.
                 let prefetch = min(

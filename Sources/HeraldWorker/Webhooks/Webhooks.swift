@@ -70,11 +70,11 @@ struct Webhooks: Sendable, CustomStringConvertible {
         case failed(String)
     }
 
-    /// POSTs an event to `endpoint`, signed now. Any 2xx is delivered; anything else, a timeout or a connection
-    /// failure is a failure to try again.
+    /// POSTs an event to `endpoint`, signed at `signedAt` (seconds since 1970: now). Any 2xx is delivered;
+    /// anything else, a timeout or a connection failure is a failure to try again.
     static func post(
         _ body: [UInt8], event: String, id: String, attempt: Int, to endpoint: Endpoint, client: HTTPClient,
-        timeout: Duration
+        timeout: Duration, signedAt now: Int64
     ) async -> Answer {
         var request = HTTPClientRequest(url: endpoint.url)
         request.method = .POST
@@ -84,7 +84,6 @@ struct Webhooks: Sendable, CustomStringConvertible {
         request.headers.add(name: "x-herald-event", value: event)
         request.headers.add(name: "x-herald-delivery", value: id)
         request.headers.add(name: "x-herald-attempt", value: String(attempt))
-        let now = Int64(Date().timeIntervalSince1970)
         request.headers.add(
             name: WebhookSignature.header, value: WebhookSignature.sign(body, secret: endpoint.secret, at: now))
         request.body = .bytes(ByteBuffer(bytes: body))
