@@ -1,8 +1,8 @@
 import APNSCore
 import APNSTransport
 import HeraldCore
-import Synchronization
 import HeraldTestSupport
+import Synchronization
 import Testing
 
 @testable import HeraldWorker
