@@ -59,7 +59,8 @@ public final class MockClock: Sendable {
         HeraldClock(
             unixTime: { [self] in
                 let elapsed = self.elapsed
-                return Double(start) + Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                return Double(start) + Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds)
+                    / 1e18
             },
             now: { [self] in origin + elapsed },
             sleep: { [self] duration in try await sleep(duration) },
