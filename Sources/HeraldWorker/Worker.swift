@@ -150,11 +150,14 @@ struct WorkerShared: Sendable {
         await publisher.close()
     }
 
-    func deliverer(publisher: AMQPConnection) -> BatchDeliverer {
-        BatchDeliverer(
-            store: store, clients: clients, configuration: configuration, publisher: publisher, metrics: metrics,
-            logger: logger, stoppedJobs: stoppedJobs
-        )
+    /// The delivery run over `publisher` (retry batches, parked devices and jobs).
+    func deliveryRun(publisher: AMQPConnection) -> DeliveryRun {
+        DeliveryRun(
+            store: store, apps: clients, configuration: configuration,
+            commit: Commit(
+                store: store, publisher: publisher, configuration: configuration, metrics: metrics, logger: logger,
+                stoppedJobs: stoppedJobs),
+            metrics: metrics, logger: logger)
     }
 }
 
@@ -165,7 +168,6 @@ struct PlannerService: Service {
     func run() async throws {
         try await shared.withConnections(role: "planner", consumer: true) { consumer, publisher in
             let configuration = shared.configuration
-            let deliverer = shared.deliverer(publisher: publisher)
             let planner = Planner(
                 store: shared.store,
                 publisher: AMQPBatchPublisher(connection: publisher, queue: configuration.topology.batches),
@@ -184,7 +186,9 @@ struct PlannerService: Service {
                     logger: shared.logger),
                 logger: shared.logger)
             let jobs = JobConsumer(
-                configuration: configuration, store: shared.store, planner: planner, deliverer: deliverer,
+                configuration: configuration, store: shared.store,
+                apps: { [clients = shared.clients] in clients.apps }, planner: planner,
+                run: shared.deliveryRun(publisher: publisher),
                 parking: Parking(publisher: publisher, topology: configuration.topology), metrics: shared.metrics,
                 logger: shared.logger,
                 smallJobs: SmallJobQueue(
@@ -216,7 +220,8 @@ struct DelivererService: Service {
         try await shared.withConnections(role: "deliverer", consumer: true) { consumer, publisher in
             let configuration = shared.configuration
             let batches = BatchConsumer(
-                configuration: configuration, deliverer: shared.deliverer(publisher: publisher),
+                configuration: configuration, store: shared.store, publisher: publisher,
+                run: shared.deliveryRun(publisher: publisher),
                 parking: Parking(publisher: publisher, topology: configuration.topology), metrics: shared.metrics,
                 logger: shared.logger
             )

@@ -87,7 +87,7 @@ import Testing
                 let ids = items.map(\.job.id)
                 record.withLock { $0.sent.append(ids) }
                 if sendFails { throw Refused() }
-                var sent = BatchDeliverer.SentSmallJobs()
+                var sent = SentGroup()
                 sent.rows = items.map { item in
                     var done = WriteBack(jobID: item.job.id, app: item.job.app)
                     done.sent = 1
@@ -103,7 +103,7 @@ import Testing
                     error.isTransient = false
                     throw error
                 }
-                var outcomes: [JobKey: BatchDeliverer.Outcome] = [:]
+                var outcomes: [JobKey: DeliveryOutcome] = [:]
                 for row in sent.rows { outcomes[JobKey(app: row.app, id: row.id)] = .completed(jobFinished: .done) }
                 return outcomes
             },
@@ -119,14 +119,14 @@ import Testing
     }
 
     /// A small job's queue item; its message's body is its id, so that acknowledgements can be told apart.
-    static func item(_ id: String, tag: UInt64 = 1) throws -> SmallJobQueue.Item {
+    static func item(_ id: String, tag: UInt64 = 1) throws -> RoutedJob {
         let spec =
             #"{"id":"\#(id)","app":"a","target":{"tokens":["\#(String(repeating: "ab", count: 32))"]},"#
             + #""notification":{"aps":{"alert":"hi"}}}"#
         let job = try PreparedJob.decode(Array(spec.utf8)) { id }
-        return SmallJobQueue.Item(
+        return RoutedJob(
             delivery: AMQPDelivery(body: Array(id.utf8), deliveryTag: tag, routingKey: "herald.jobs"), job: job,
-            spec: spec, route: .smallGroup)
+            spec: spec, route: .smallGroup, publishedAt: nil)
     }
 
     /// `herald parked replay` recognises what was sent but not settled by this reason's beginning.

@@ -10,16 +10,16 @@ import Testing
     static let key = ActivityKey(app: "a", key: .activity("order-1"))
 
     /// An update of order-1 with job id `id` and `aps.timestamp` `timestamp`.
-    static func update(_ id: String, timestamp: Int64) throws -> SmallJobQueue.Item {
+    static func update(_ id: String, timestamp: Int64) throws -> RoutedJob {
         let job = Job(
             id: id, app: "a", target: .activity("order-1"),
             notification: JobNotification(
                 pushType: "liveactivity",
                 aps: ["event": "update", "content-state": .object([:]), "timestamp": .integer(timestamp)]))
         let prepared = try PreparedJob.prepare(job) { id }
-        return SmallJobQueue.Item(
+        return RoutedJob(
             delivery: AMQPDelivery(body: [], deliveryTag: 1, routingKey: "herald.jobs"), job: prepared, spec: "{}",
-            route: .liveActivity)
+            route: .liveActivity, publishedAt: nil)
     }
 
     static func ids(_ offer: LiveActivityMailbox.Offer) -> String {

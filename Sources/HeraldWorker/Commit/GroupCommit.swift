@@ -24,37 +24,36 @@ extension Store: SmallJobClaiming {}
 /// Once the group was sent, nothing sends it again: rows the claim's transaction could not write are written
 /// afterwards (held through an outage), and what still fails is parked with its reason.
 struct GroupCommit: Sendable {
-    typealias Item = SmallJobQueue.Item
 
     let store: any SmallJobClaiming
     let outages: OutageWaiter
     let logger: Logger
-    /// Sends the jobs claimed and settles their answers (`BatchDeliverer.sendSmallJobs`); touches no database.
-    let send: @Sendable ([Item]) async throws -> BatchDeliverer.SentSmallJobs
-    /// Finishes what the send left running, once the rows are committed (`BatchDeliverer.finishSmallJobs`).
-    let finish: @Sendable (BatchDeliverer.SentSmallJobs) async throws -> [JobKey: BatchDeliverer.Outcome]
+    /// Sends the jobs claimed and settles their answers (`DeliveryRun.sendGroup`); touches no database.
+    let send: @Sendable ([RoutedJob]) async throws -> SentGroup
+    /// Finishes what the send left running, once the rows are committed (`Commit.finishGroup`).
+    let finish: @Sendable (SentGroup) async throws -> [JobKey: DeliveryOutcome]
     /// Acknowledges the messages of the jobs written, in delivery order.
     let acknowledge: @Sendable ([AMQPDelivery]) async -> Void
     /// Ends the message of a job that failed (`JobConsumer.fail`: parked with the reason).
-    let fail: @Sendable (Item, any Error) async -> Void
+    let fail: @Sendable (RoutedJob, any Error) async -> Void
     /// The one-by-one path (`JobConsumer.process`), for the jobs the group did not claim.
-    let oneByOne: @Sendable (Item) async -> Void
+    let oneByOne: @Sendable (RoutedJob) async -> Void
     var onJobHandled: (@Sendable (JobEvent) -> Void)? = nil
 
     /// Delivers a group of small jobs: claims the new ones, sends them all and writes each one's row once, in one
     /// transaction; finishes the exceptions; then acknowledges each. Ids that exist already (or that another group
     /// holds), and a second copy of an id in the same group, take the one-by-one path after the group.
-    func deliver(_ group: [Item]) async {
-        let rest: [Item]
-        let claim: SmallJobClaim<SentGroup>
+    func deliver(_ group: [RoutedJob]) async {
+        let rest: [RoutedJob]
+        let claim: SmallJobClaim<ClaimedGroup>
         let split = SplitRecord()
         do {
             claim = try await store.claimSmallJobs(group.map(\.job.key)) { [send] claimed in
                 let (fast, others) = Self.split(group, claimed: claimed)
                 split.record(Self.fastIndices(group, claimed: claimed))
-                guard !fast.isEmpty else { return (SentGroup(fast: fast, others: others), []) }
+                guard !fast.isEmpty else { return (ClaimedGroup(fast: fast, others: others), []) }
                 let sent = try await send(fast)
-                return (SentGroup(fast: fast, others: others, sent: sent), sent.rows)
+                return (ClaimedGroup(fast: fast, others: others, sent: sent), sent.rows)
             }
         } catch {
             // Sending failed part-way (a retry batch could not be published): what was handed to the send is not
@@ -90,7 +89,7 @@ struct GroupCommit: Sendable {
     }
 
     /// Duplicates, ids the API enqueued and redeliveries: the one-by-one path knows about each.
-    private func takeOneByOne(_ items: [Item]) async {
+    private func takeOneByOne(_ items: [RoutedJob]) async {
         await withDiscardingTaskGroup { tasks in
             for item in items { tasks.addTask { await oneByOne(item) } }
         }
@@ -104,9 +103,9 @@ struct GroupCommit: Sendable {
     }
 
     /// The group's items this group delivers (claimed, first copy of each id) and the others, each in order.
-    static func split(_ group: [Item], claimed: Set<JobKey>) -> (fast: [Item], others: [Item]) {
-        var fast: [Item] = []
-        var others: [Item] = []
+    static func split(_ group: [RoutedJob], claimed: Set<JobKey>) -> (fast: [RoutedJob], others: [RoutedJob]) {
+        var fast: [RoutedJob] = []
+        var others: [RoutedJob] = []
         var taken = Set<JobKey>()
         for item in group {
             let key = item.job.key
@@ -120,22 +119,22 @@ struct GroupCommit: Sendable {
     }
 
     /// The positions of `split`'s `fast` items in `group`.
-    static func fastIndices(_ group: [Item], claimed: Set<JobKey>) -> [Int] {
+    static func fastIndices(_ group: [RoutedJob], claimed: Set<JobKey>) -> [Int] {
         var taken = Set<JobKey>()
         return group.indices.filter { claimed.contains(group[$0].job.key) && taken.insert(group[$0].job.key).inserted }
     }
 
     /// A claimed group: the jobs it sent, those left to the one-by-one path, and what was sent.
-    struct SentGroup: Sendable {
-        var fast: [Item]
-        var others: [Item]
-        var sent = BatchDeliverer.SentSmallJobs()
+    struct ClaimedGroup: Sendable {
+        var fast: [RoutedJob]
+        var others: [RoutedJob]
+        var sent = SentGroup()
     }
 
     /// Writes the rows of a sent group outside its claim (the claim's transaction rolled back): all in one
     /// statement, held through an outage; if that fails for good, row by row, so that only the job whose row is
     /// refused is parked. Returns the ids parked.
-    private func writeAlone(_ rows: [SmallJobRow], of items: [Item]) async -> Set<String> {
+    private func writeAlone(_ rows: [SmallJobRow], of items: [RoutedJob]) async -> Set<String> {
         do {
             try await outages.untilDone("writing a sent group") { try await store.writeSmallJobs(rows) }
             return []
@@ -157,8 +156,8 @@ struct GroupCommit: Sendable {
     }
 
     /// Finishes a sent group whose rows are written (dead tokens, failures, retries, stops) and acknowledges it.
-    private func settle(_ group: SentGroup) async {
-        let outcomes: [JobKey: BatchDeliverer.Outcome]
+    private func settle(_ group: ClaimedGroup) async {
+        let outcomes: [JobKey: DeliveryOutcome]
         do {
             outcomes = try await outages.untilDone("finishing a group of small jobs") { try await finish(group.sent) }
         } catch {
@@ -173,32 +172,5 @@ struct GroupCommit: Sendable {
                 }
             }
         }
-    }
-}
-
-extension JobConsumer {
-    /// Delivers a group of small jobs through `GroupCommit`, acknowledging and failing on `consumer`.
-    func deliver(_ group: [SmallJobQueue.Item], consumer: AMQPConsumer) async {
-        await groupCommit(consumer: consumer).deliver(group)
-    }
-
-    func groupCommit(consumer: AMQPConsumer) -> GroupCommit {
-        GroupCommit(
-            store: store,
-            outages: outages,
-            logger: logger,
-            send: { [deliverer] in try await deliverer.sendSmallJobs($0) },
-            finish: { [deliverer] in try await deliverer.finishSmallJobs($0) },
-            acknowledge: { try? await consumer.ack($0) },
-            fail: { item, error in
-                await fail(item.delivery, job: item.job, error: error, consumer: consumer, logger: logger)
-            },
-            oneByOne: { item in
-                var logger = self.logger
-                logger[metadataKey: "job"] = "\(item.job.id)"
-                await process(item, consumer: consumer, logger: logger)
-            },
-            onJobHandled: configuration.onJobHandled
-        )
     }
 }

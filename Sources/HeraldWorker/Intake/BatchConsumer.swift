@@ -8,12 +8,17 @@ import RabbitMQ
 /// Handles messages from `herald.batches` (planned batches and retries coming back from the delay queues).
 struct BatchConsumer: Sendable {
     let configuration: WorkerConfiguration
-    let deliverer: BatchDeliverer
+    let store: Store
+    /// Where a throttled batch whose turn is further off goes back to wait (a delay queue).
+    let publisher: AMQPConnection
+    let run: DeliveryRun
     let parking: Parking
     let metrics: WorkerMetrics
     let logger: Logger
 
-    var outages: OutageWaiter { deliverer.outages }
+    var outages: OutageWaiter {
+        OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled, clock: configuration.clock)
+    }
 
     func handle(_ delivery: AMQPDelivery, consumer: AMQPConsumer) async {
         var batch: BatchMessage
@@ -25,17 +30,17 @@ struct BatchConsumer: Sendable {
         }
         metrics.inFlightBatches.increment(by: 1)
         defer { metrics.inFlightBatches.decrement(by: 1) }
-        let outcome: BatchDeliverer.Outcome
+        let outcome: DeliveryOutcome
         do {
             // Held through a database outage until it is delivered; a failure after the send is not retried here
-            // (`SentButNotSettled`): the deliverer already held its writes as long as it could.
+            // (`SentButNotSettled`): the delivery run already held its writes as long as it could.
             outcome = try await outages.untilDone("delivering a batch") {
                 if batch.app == nil {
                     // Published before job ids were scoped by app (schemas/007): its job is the only one with its id.
-                    batch.app = try await deliverer.store.onlyApp(ofJob: batch.job)
+                    batch.app = try await store.onlyApp(ofJob: batch.job)
                 }
                 guard batch.app != nil else { return .unknownJob }
-                return try await deliverer.deliver(batch)
+                return try await run.deliver(batch)
             }
         } catch {
             if FailureKind.handBack(error) {
@@ -55,7 +60,7 @@ struct BatchConsumer: Sendable {
             do {
                 let queue = configuration.topology.delayQueue(for: wait)
                 try await outages.untilDone("deferring a throttled batch") {
-                    try await deliverer.publisher.publish(
+                    try await publisher.publish(
                         delivery.body, routingKey: queue, properties: delivery.properties, mandatory: true)
                 }
             } catch {
@@ -87,11 +92,11 @@ struct BatchConsumer: Sendable {
     private func fail(_ batch: BatchMessage, reason: String) async {
         let key = batch.key
         let stopped = try? await outages.untilDone("failing a job") {
-            try await deliverer.store.failJob(
+            try await store.failJob(
                 key.jobKey, reason: "batch \(key.seq) (attempt \(key.attempt)): \(reason)")
         }
         if stopped == true {
-            deliverer.metrics.jobFinished(state: JobState.failed.rawValue)
+            metrics.jobFinished(state: JobState.failed.rawValue)
             configuration.onJobHandled?(.finished(app: key.app, id: key.job, state: .failed))
         }
     }

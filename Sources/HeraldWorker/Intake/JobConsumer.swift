@@ -11,8 +11,11 @@ import RabbitMQ
 struct JobConsumer: Sendable {
     let configuration: WorkerConfiguration
     let store: Store
+    /// The apps in use (the apps file as last reloaded on SIGHUP), for each job's route.
+    let apps: @Sendable () -> AppsFile
     let planner: Planner
-    let deliverer: BatchDeliverer
+    /// Delivers the jobs routed as one batch or as a group.
+    let run: DeliveryRun
     let parking: Parking
     let metrics: WorkerMetrics
     let logger: Logger
@@ -59,7 +62,7 @@ struct JobConsumer: Sendable {
         }
         // One look at the apps in use (they change on SIGHUP) for this delivery, and the job's route, decided here
         // once.
-        let route = Route.of(job, app: deliverer.clients.apps.app(job.app), batchSize: configuration.batchSize)
+        let route = Route.of(job, app: apps().app(job.app), batchSize: configuration.batchSize)
         if case .park(let refusal) = route {
             let log = jobLogger
             return {
@@ -85,7 +88,9 @@ struct JobConsumer: Sendable {
                     logger: log)
             }
         }
-        let item = SmallJobQueue.Item(delivery: delivery, job: job, spec: spec, route: route)
+        let item = RoutedJob(
+            delivery: delivery, job: job, spec: spec, route: route, publishedAt: Intake.publishedAt(delivery.properties)
+        )
         if let key = job.liveActivity?.key {
             // Latest wins: while an event of the activity is in hand, a newer one replaces any that waits.
             let log = jobLogger
@@ -98,7 +103,7 @@ struct JobConsumer: Sendable {
                 return { try? await consumer.ack(copy.delivery) }
             case .run(let first):
                 return {
-                    var next: SmallJobQueue.Item? = first
+                    var next: RoutedJob? = first
                     while let item = next {
                         await process(item, consumer: consumer, logger: log)
                         next = activityMailbox.finished(ActivityKey(app: job.app, key: key))
@@ -121,7 +126,7 @@ struct JobConsumer: Sendable {
     /// Registers and plans one job (delivering it here if it fits in one batch), holding the job's planning claim:
     /// a copy of a job that a live planner is planning is acknowledged without planning. That planner has not
     /// acknowledged its own copy, so if it dies, that copy comes back (redelivered) and resumes from the cursor.
-    func process(_ item: SmallJobQueue.Item, consumer: AMQPConsumer, logger: Logger) async {
+    func process(_ item: RoutedJob, consumer: AMQPConsumer, logger: Logger) async {
         let (delivery, job) = (item.delivery, item.job)
         let event: JobEvent?
         do {
@@ -151,7 +156,7 @@ struct JobConsumer: Sendable {
     /// dies): then this copy is acknowledged as a duplicate. Without a row, the holder has not registered yet, or
     /// is another job whose key collides with this one's: this copy waits for the claim, never acknowledged with
     /// nothing recorded.
-    private func planHoldingClaim(_ item: SmallJobQueue.Item, wait: Duration, logger: Logger) async throws
+    private func planHoldingClaim(_ item: RoutedJob, wait: Duration, logger: Logger) async throws
         -> JobEvent?
     {
         let job = item.job
@@ -194,7 +199,7 @@ struct JobConsumer: Sendable {
     }
 
     /// Registers a job and plans it; the caller holds its planning claim. Returns the event to report, if any.
-    private func registerAndPlan(_ item: SmallJobQueue.Item, logger: Logger) async throws -> JobEvent? {
+    private func registerAndPlan(_ item: RoutedJob, logger: Logger) async throws -> JobEvent? {
         let job = item.job
         switch try await store.register(job, spec: item.spec, publishedAt: item.publishedAt) {
         case .scheduled:
@@ -210,7 +215,7 @@ struct JobConsumer: Sendable {
                 switch try await liveActivities.prepare(job, publishedAt: item.publishedAt) {
                 case .plan(let resolved):
                     job = resolved
-                    guard let app = deliverer.clients.apps.app(job.app) else {
+                    guard let app = apps().app(job.app) else {
                         throw JobError(.unknownApp, "app \(job.app.prefix(100)) is not in the apps file")
                     }
                     route = Route.resolved(job, app: app, batchSize: configuration.batchSize)
@@ -226,7 +231,7 @@ struct JobConsumer: Sendable {
                 // One batch (a small job that came this way too: a copy, a redelivery, a scheduled one now due):
                 // planned in one statement, then delivered here; its completion ends the job.
                 let batch = try await planner.planOneBatch(job, planned: planned)
-                guard case .completed(let state) = try await deliverer.deliver(batch) else { return nil }
+                guard case .completed(let state) = try await run.deliver(batch) else { return nil }
                 finished = state
             }
             guard let finished else { return nil }

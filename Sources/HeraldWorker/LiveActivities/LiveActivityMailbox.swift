@@ -21,23 +21,23 @@ final class LiveActivityMailbox: Sendable {
     /// What to do with an offered job.
     enum Offer: Sendable {
         /// Nothing of the activity is in hand: run this job, then whatever `finished` hands back.
-        case run(SmallJobQueue.Item)
+        case run(RoutedJob)
         /// It waits behind the job in hand.
         case queued
         /// One of two waiting jobs is superseded by the other, which waits.
-        case superseded(SmallJobQueue.Item, by: SmallJobQueue.Item)
+        case superseded(RoutedJob, by: RoutedJob)
         /// A copy of a job in hand or waiting: acknowledge it, nothing else.
-        case copy(SmallJobQueue.Item)
+        case copy(RoutedJob)
     }
 
     private struct Slot {
         var inHand: String
-        var waiting: SmallJobQueue.Item?
+        var waiting: RoutedJob?
     }
 
     private let slots = Mutex<[ActivityKey: Slot]>([:])
 
-    func offer(_ item: SmallJobQueue.Item, key: ActivityKey) -> Offer {
+    func offer(_ item: RoutedJob, key: ActivityKey) -> Offer {
         slots.withLock { slots in
             guard var slot = slots[key] else {
                 slots[key] = Slot(inHand: item.job.id, waiting: nil)
@@ -57,7 +57,7 @@ final class LiveActivityMailbox: Sendable {
     }
 
     /// The job in hand is done: the one that waits, if any, is next; otherwise the activity leaves the mailbox.
-    func finished(_ key: ActivityKey) -> SmallJobQueue.Item? {
+    func finished(_ key: ActivityKey) -> RoutedJob? {
         slots.withLock { slots in
             guard let next = slots[key]?.waiting else {
                 slots[key] = nil
@@ -69,35 +69,7 @@ final class LiveActivityMailbox: Sendable {
     }
 
     /// The event's time in seconds: its `aps.timestamp`, else when it was published, else 0 (arrival order).
-    static func timestamp(of item: SmallJobQueue.Item) -> Int64 {
+    static func timestamp(of item: RoutedJob) -> Int64 {
         item.job.liveActivity?.timestamp ?? item.publishedAt.map { $0 / 1000 } ?? 0
-    }
-}
-
-extension JobConsumer {
-    /// Ends a job that a newer event of its activity replaced while it waited: `cancelled`, with the newer job named,
-    /// then acknowledged. A job that is already final is left as it is.
-    func supersede(_ older: SmallJobQueue.Item, by newer: SmallJobQueue.Item, consumer: AMQPConsumer, logger: Logger)
-        async
-    {
-        let job = older.job
-        let ended: Bool
-        do {
-            // A job another worker has started (this message a copy of it) is left to that worker.
-            ended = try await outages.untilDone("cancelling a superseded job") {
-                try await store.endUnsentJob(
-                    job.key, state: .cancelled, targetKind: job.audience.kind,
-                    reason: "superseded: job \(newer.job.id) carries a newer event of "
-                        + (job.liveActivity?.key?.description ?? "the activity"),
-                    unstartedOnly: true)
-            }
-        } catch {
-            await fail(older.delivery, job: job, error: error, consumer: consumer, logger: logger)
-            return
-        }
-        LiveActivityStage.count(job.liveActivity?.event ?? .update, priority: nil, why: "superseded")
-        logger.info("Live Activity event superseded while it waited", metadata: ["newer_job": "\(newer.job.id)"])
-        guard (try? await consumer.ack(older.delivery)) != nil, ended else { return }
-        configuration.onJobHandled?(.finished(app: job.app, id: job.id, state: .cancelled))
     }
 }

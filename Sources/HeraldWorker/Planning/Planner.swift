@@ -211,3 +211,18 @@ struct Planner: Sendable {
         metrics.batchesPublished.increment()
     }
 }
+
+extension PreparedJob.Audience {
+    /// The device filter that reads this audience from PostgreSQL (tokens are never read by filter).
+    var filter: DeviceFilter {
+        switch self {
+        case .tokens: .all
+        case .users(let users): .users(users)
+        case .topic(let topic, let locales): locales.map { .locales(.topic(topic), $0) } ?? .topic(topic)
+        case .all(let locales): locales.map { .locales(.all, $0) } ?? .all
+        // Live Activity targets are resolved into tokens before planning (`LiveActivityStage`): should one reach
+        // a device read, it matches no device rather than every device of the app.
+        case .activity, .channel: .users([])
+        }
+    }
+}

@@ -1,6 +1,3 @@
-import APNSCore
-import HeraldCore
-import RabbitMQ
 import Synchronization
 
 /// Small jobs in hand, waiting to be delivered in groups.
@@ -11,34 +8,8 @@ import Synchronization
 /// starts alongside only when a full group is waiting (up to `maximumRunners` at once), so that groups stay large
 /// and one group's database round trips overlap another's sends.
 final class SmallJobQueue: Sendable {
-    /// A class: items are handed from queue to group to task, and a copy of the struct retained every field.
-    final class Item: Sendable {
-        let delivery: AMQPDelivery
-        let job: PreparedJob
-        /// The job as published (JSON), for the jobs table.
-        let spec: String
-        /// When the producer published it (ms since 1970), if the message said.
-        let publishedAt: Int64?
-        /// How it goes through the worker, decided at intake (`Route.of`).
-        let route: Route
-
-        init(delivery: AMQPDelivery, job: PreparedJob, spec: String, route: Route) {
-            self.delivery = delivery
-            self.job = job
-            self.spec = spec
-            self.publishedAt = Intake.publishedAt(delivery.properties)
-            self.route = route
-        }
-
-        /// The job's listed tokens.
-        var tokens: [DeviceToken] {
-            if case .tokens(let tokens) = job.audience { return tokens }
-            return []
-        }
-    }
-
     private struct State {
-        var pending: [Item] = []
+        var pending: [RoutedJob] = []
         var runners = 0
     }
 
@@ -52,7 +23,7 @@ final class SmallJobQueue: Sendable {
     }
 
     /// Adds a job. Returns true if the caller is to deliver groups (`nextGroup()` until it returns nil).
-    func add(_ item: Item) -> Bool {
+    func add(_ item: RoutedJob) -> Bool {
         state.withLock { state in
             state.pending.append(item)
             // A runner under way takes what waits when it is done; start another only if it is overwhelmed.
@@ -65,7 +36,7 @@ final class SmallJobQueue: Sendable {
     }
 
     /// The next group, or nil when none is waiting (and the caller stops delivering).
-    func nextGroup() -> [Item]? {
+    func nextGroup() -> [RoutedJob]? {
         state.withLock { state in
             guard !state.pending.isEmpty else {
                 state.runners -= 1

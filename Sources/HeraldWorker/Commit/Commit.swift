@@ -6,35 +6,69 @@ import HeraldStore
 import Logging
 import RabbitMQ
 
-/// The database reads the prune breaker makes for a planned batch with a suspect answer: the job's counts so far,
-/// and which of the batch's devices are unproven. Nil for a group of small jobs, which touches no database while it
-/// holds its claim: their breaker judges each job's answers alone, and their deliveries are not recorded.
-struct BreakerReads: Sendable {
-    var prior: @Sendable () async throws -> (answers: Int, suspect: Int)
-    var unproven: @Sendable ([DeviceToken]) async throws -> Set<String>
+/// How a unit of a delivery run ended.
+enum DeliveryOutcome: Sendable, Equatable {
+    /// Delivered and written back; the job's final state if this finished it.
+    case completed(jobFinished: JobState?)
+    /// Already done by an earlier delivery: nothing sent.
+    case alreadyDone
+    /// The job was cancelled or failed: nothing sent.
+    case skipped(JobState)
+    /// The job is not known (never registered, or purged after its retention).
+    case unknownJob
+    /// The job is throttled and the batch's turn is further off than the throttle window: nothing sent; the batch
+    /// goes back to a delay queue for about this long.
+    case deferred(Duration)
 }
 
-/// Commit: carries out a batch's settlement plan — the retry batch published or the devices parked, the plan added
-/// to the write-back — then writes the write-back and the batch's completion in one transaction
-/// (`Store.complete`, where `herald_job_completes` decides whether the job is done). Small-job groups commit
-/// through `GroupCommit`, and their exceptions through `Store.completeSmallJobs` and this same `Store.complete`.
-extension BatchDeliverer {
-    /// Settles a batch's results: asks the prune breaker (making its `reads` when given and the batch has a
-    /// suspect answer), plans (`Settlement`), publishes the retry batch or parks the devices, adds the plan to
-    /// `writeBack` and logs the failures. Returns the retry batch's key and why the job must stop, if it must.
-    func settle(
-        _ results: [DeviceResult],
-        batch: BatchMessage,
-        of job: PreparedJob,
-        into writeBack: inout WriteBack,
-        tally: inout [Tally: Int],
-        reads: BreakerReads?
-    ) async throws -> (retry: BatchKey?, stop: JobStop?) {
-        let breaker = try await pruneBreakerTrip(results, job: batch.key.jobKey, reads: reads)
-        let plan = Settlement.plan(
-            results, attempt: batch.attempt, maximumAttempts: configuration.maximumBatchAttempts,
-            holdPrunes: breaker.holdPrunes, breakerStop: breaker.reason, unproven: breaker.unproven,
-            recordsDeliveries: reads != nil)
+/// Commit: carries out a unit's settlement plan — the retry batch published or the devices parked, the job stopped
+/// — then writes the unit's write-back and completion in one transaction (`Store.complete`, where
+/// `herald_job_completes` decides whether the job is done). A group of small jobs writes its rows in its claim
+/// (`GroupCommit`) and its exceptions through `finishGroup`.
+struct Commit: Sendable {
+    let store: Store
+    let publisher: AMQPConnection
+    let configuration: WorkerConfiguration
+    let metrics: WorkerMetrics
+    let logger: Logger
+    /// Jobs this worker has seen rejected as a whole, so that its other batches of them stop too.
+    let stoppedJobs: StoppedJobs
+
+    /// Holds writes through an outage of the database.
+    var outages: OutageWaiter {
+        OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled, clock: configuration.clock)
+    }
+
+    /// A planned batch's end once its notifications are out: its plan carried out, the job stopped first if the
+    /// plan says so (so that completing its last batch cannot mark it done), then its completion written. Each
+    /// write is held through an outage.
+    func completeBatch(_ batch: BatchMessage, job: PreparedJob, plan: SettlementPlan, writeBack: WriteBack)
+        async throws -> DeliveryOutcome
+    {
+        var writeBack = writeBack
+        let retry = try await carryOut(plan, of: batch, job: job, into: &writeBack)
+        record(plan.tally)
+        guard let stop = plan.stop else {
+            return try await outages.untilDone("completing a batch") {
+                try await finish(batch, writeBack: writeBack, retry: retry)
+            }
+        }
+        let stopped = try await outages.untilDone("stopping a job") {
+            try await stop.isBreaker
+                ? stopForPruneBreaker(job, reason: stop.reason, batch: nil)
+                : stopJob(job, reason: stop.reason, batch: nil)
+        }
+        _ = try await outages.untilDone("completing a batch") {
+            try await finish(batch, writeBack: writeBack, retry: nil)
+        }
+        return .completed(jobFinished: stopped ? .failed : nil)
+    }
+
+    /// Carries out a plan's effects for `batch`: publishes its transient failures to the retry queue or parks them,
+    /// adds the plan to `writeBack` and logs the failures. Returns the retry batch's key.
+    func carryOut(_ plan: SettlementPlan, of batch: BatchMessage, job: PreparedJob, into writeBack: inout WriteBack)
+        async throws -> BatchKey?
+    {
         var retry: BatchKey? = nil
         switch plan.next {
         case .nothing:
@@ -46,9 +80,8 @@ extension BatchDeliverer {
             try await park(plan, of: batch)
         }
         writeBack.add(plan)
-        tally.merge(plan.tally, uniquingKeysWith: +)
         logFailures(writeBack, batch: batch)
-        return (retry, plan.stop)
+        return retry
     }
 
     /// Publishes the plan's transient failures to the retry queue after `attempt - 1`, at the job's broker priority
@@ -91,7 +124,7 @@ extension BatchDeliverer {
     }
 
     /// Writes the batch's write-back and completion in one transaction; the job's final state if this finished it.
-    func finish(_ batch: BatchMessage, writeBack: WriteBack, retry: BatchKey?) async throws -> Outcome {
+    func finish(_ batch: BatchMessage, writeBack: WriteBack, retry: BatchKey?) async throws -> DeliveryOutcome {
         guard let result = try await store.complete(batch.key, with: writeBack, retry: retry) else {
             metrics.batchesDuplicate.increment()
             return .alreadyDone
@@ -101,12 +134,16 @@ extension BatchDeliverer {
         return .completed(jobFinished: result.jobFinished)
     }
 
+    /// A batch of a job that was stopped or cancelled: completed without sending, with nothing to write back.
+    /// Returns whether this completed it (false: an earlier delivery did).
+    func skip(_ batch: BatchMessage) async throws -> Bool {
+        try await store.complete(batch.key, with: WriteBack(jobID: batch.job, app: batch.key.app), retry: nil) != nil
+    }
+
     /// Stops a job that can never succeed: marks it failed and parks its spec once, whichever worker sees it first.
     /// With `batch`, that batch is completed without sending. Returns true for the one caller that stopped it.
     func stopJob(_ job: PreparedJob, reason: String, batch: BatchMessage?) async throws -> Bool {
-        if let batch {
-            _ = try await store.complete(batch.key, with: WriteBack(jobID: job.id, app: job.app), retry: nil)
-        }
+        if let batch { _ = try await skip(batch) }
         guard try await store.failJob(job.key, reason: reason) else { return false }
         logger.warning("job stopped", metadata: ["job": "\(job.id)", "reason": "\(reason)"])
         try await Parking(publisher: publisher, topology: configuration.topology).park(
@@ -121,43 +158,6 @@ extension BatchDeliverer {
         return true
     }
 
-    /// Whether a batch's suspect answers must not be pruned: the breaker trips on the batch alone, on the job's
-    /// counts so far plus the batch's (`reads.prior`, read only when the batch has a suspect answer), or the job is
-    /// one this worker already stopped. Returns the stop reason if the breaker trips here (nil when it does not, or
-    /// when the job was already stopped), and the batch's unproven devices.
-    ///
-    /// Only evidence a register-only key cannot forge counts: a batch with a suspect answer reads which of its
-    /// devices are unproven (`reads.unproven`: registered by a register-only key and never delivered to), and
-    /// their answers are left out. So made-up tokens registered with an app's embedded key neither stop a job nor
-    /// hold its prunes: they are pruned, and the job goes on to the real devices.
-    func pruneBreakerTrip(
-        _ results: [DeviceResult],
-        job: JobKey,
-        reads: BreakerReads?
-    ) async throws -> (holdPrunes: Bool, reason: String?, unproven: Set<String>) {
-        let anySuspect = results.contains { result in
-            if case .prune(let reason, _) = result.disposition { return PruneBreaker.isSuspect(reason) }
-            return false
-        }
-        guard anySuspect else { return (false, nil, []) }
-        if stoppedJobs.contains(job) { return (true, nil, []) }
-        let unproven = try await reads?.unproven(results.map(\.token)) ?? []
-        let evidence = results.lazy.filter { result in
-            if case .delivered = result.disposition { return true }
-            return unproven.isEmpty || !unproven.contains(result.token.hex)
-        }
-        let batch = PruneBreaker.Counts(evidence.map(\.disposition))
-        guard batch.suspect > 0 else { return (false, nil, unproven) }
-        let breaker = configuration.pruneBreaker
-        if breaker.trips(batch) { return (true, PruneBreaker.reason(batch), unproven) }
-        guard let reads else { return (false, nil, unproven) }
-        let before = try await reads.prior()
-        var sum = batch
-        sum.answers += before.answers
-        sum.earlier = before.suspect
-        return breaker.trips(sum) ? (true, PruneBreaker.reason(sum), unproven) : (false, nil, unproven)
-    }
-
     /// Stops a job the breaker tripped for: failed with the reason (and parked once), counted, and announced.
     func stopForPruneBreaker(_ job: PreparedJob, reason: String, batch: BatchMessage?) async throws -> Bool {
         stoppedJobs.insert(job.key)
@@ -167,7 +167,7 @@ extension BatchDeliverer {
         return true
     }
 
-    /// Counts outcomes once per (outcome, reason) for a whole batch or group, not per notification.
+    /// Counts outcomes once per (outcome, reason) for a whole unit or group, not per notification.
     func record(_ tally: [Tally: Int]) {
         for (key, count) in tally { metrics.record(outcome: key.outcome.rawValue, reason: key.reason, count: count) }
     }

@@ -1,0 +1,196 @@
+import APNSCore
+import APNSTransport
+import Foundation
+import HeraldCore
+import HeraldStore
+import Logging
+
+/// One delivery run over N ≥ 1 units, through the stages in order: prepare (here: the app's lease, expiry and the
+/// first counts, `DeliveryUnit`; for a planned batch also its start, its turn in its rates, badges and devices),
+/// send (`Sender`), settle (`Settler`: a plan whose effects are values), commit (`Commit` carries them out and
+/// writes the unit's end). A planned batch is one unit (`deliver(_:)`); a group of small jobs is N (`sendGroup`).
+///
+/// The caller acknowledges a message only after its run returns.
+struct DeliveryRun: Sendable {
+    let store: Store
+    /// The apps in use and their clients, each app's leased for the length of a run (a reload on SIGHUP shuts
+    /// replaced clients down only after that).
+    let apps: APNSClients
+    let configuration: WorkerConfiguration
+    let commit: Commit
+    let metrics: WorkerMetrics
+    let logger: Logger
+
+    /// The settlement stage with the worker's settings.
+    var settler: Settler {
+        Settler(
+            breaker: configuration.pruneBreaker, maximumAttempts: configuration.maximumBatchAttempts,
+            stoppedJobs: commit.stoppedJobs)
+    }
+
+    /// The sending stage with the worker's settings.
+    var sender: Sender {
+        Sender(
+            concurrency: configuration.sendConcurrency, policy: configuration.retryPolicy, metrics: metrics,
+            clock: configuration.clock)
+    }
+
+    /// Holds writes through an outage of the database.
+    var outages: OutageWaiter { commit.outages }
+
+    /// Delivers one planned batch.
+    func deliver(_ batch: BatchMessage) async throws -> DeliveryOutcome {
+        let spec: String
+        let publishedAt: Int64
+        let throttle: Int?
+        switch try await store.beginBatch(batch.key) {
+        case .alreadyDone:
+            metrics.batchesDuplicate.increment()
+            return .alreadyDone
+        case .unknownJob:
+            return .unknownJob
+        case .jobStopped(let state):
+            return try await commit.skip(batch) ? .skipped(state) : .alreadyDone
+        case .deliver(let jobSpec, let published, let perSecond):
+            (spec, publishedAt, throttle) = (jobSpec, published, perSecond)
+        }
+
+        let job = try PreparedJob.decode(Array(spec.utf8)) { batch.job }
+        guard let lease = apps.lease(job.app) else {
+            let stopped = try await commit.stopJob(job, reason: DeliveryUnit.appGone(job), batch: batch)
+            return stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
+        }
+        defer { apps.release(lease) }
+        let app = lease.app
+
+        let devices = try await devices(of: batch, job: job, app: app)
+        var unit = DeliveryUnit(job: job, batch: batch, publishedAt: publishedAt, devices: devices.count)
+        if unit.isExpired(now: configuration.clock.unixSeconds) {
+            commit.record(unit.expire(devices: devices.count))
+            return try await commit.finish(batch, writeBack: unit.writeBack, retry: nil)
+        }
+
+        // The lower of the job's and the app's rates paces the batch's sends.
+        var pacing: Sender.Pacing? = nil
+        if let rate = [throttle, app.maxPerSecond].compactMap({ $0 }).min() {
+            // The batch's turn in the job's and the app's rates (shared by every worker), taken only if it is near:
+            // a worker never holds a batch for long waiting for it.
+            let slot = try await store.takeTurn(
+                job: job.key, count: devices.count, jobRate: throttle, appRate: app.maxPerSecond,
+                within: configuration.throttleWindow)
+            switch slot {
+            case .later(let wait):
+                metrics.batchesDeferred.increment()
+                return .deferred(wait)
+            case .taken(let wait):
+                pacing = Sender.Pacing(start: configuration.clock.now() + wait, rate: rate)
+            }
+        }
+
+        var badges: [String: Int] = [:]
+        if let increment = job.template.badgeIncrement {
+            // Once per device per job: a retry or redelivery gets the badge the first delivery computed.
+            badges = try await store.incrementBadges(job: job.key, tokens: devices.map(\.token), by: increment)
+        }
+        // Each device to the APNs environment it registered with, for an app that serves both; else all to one.
+        var results: [DeviceResult] = []
+        let sender = self.sender
+        for (environment, share) in Self.byEnvironment(devices, app: app) {
+            let requests = Self.requests(for: share, job: job, bundleID: app.topic, badges: badges)
+            let stop = StopFlag(job: job.key, registry: commit.stoppedJobs)
+            results += try await sender.send(
+                Sender.Share(requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt),
+                through: lease.clients.client(for: environment), pacing: &pacing)
+        }
+
+        // The notifications are out: from here each write is held through an outage and tried again alone, and a
+        // failure that remains is `SentButNotSettled`, so nothing retries the batch from the start (sending again).
+        do {
+            let plan = try await settler.settle(results, batch: batch, reads: breakerReads(of: job))
+            return try await commit.completeBatch(batch, job: job, plan: plan, writeBack: unit.writeBack)
+        } catch {
+            throw SentButNotSettled(underlying: error)
+        }
+    }
+
+    /// The prune breaker's reads for a planned batch of `job`, each held through an outage.
+    private func breakerReads(of job: PreparedJob) -> BreakerReads {
+        let (store, outages) = (self.store, self.outages)
+        return BreakerReads(
+            prior: {
+                try await outages.untilDone("reading a job's prune counts") {
+                    try await store.pruneBreakerCounts(job.key)
+                }
+            },
+            unproven: { tokens in
+                try await outages.untilDone("reading a batch's unproven devices") {
+                    try await store.unprovenDevices(app: job.app, tokens: tokens)
+                }
+            })
+    }
+
+    // MARK: Devices and requests
+
+    /// A batch's devices by the environment each is sent to, in a fixed order: all in the app's environment
+    /// unless the app serves several (`AppConfiguration.environment(ofDevice:)`).
+    static func byEnvironment(
+        _ devices: [StoredDevice], app: AppConfiguration
+    ) -> [(AppConfiguration.Environment, [StoredDevice])] {
+        guard app.sendsPerDeviceEnvironment else { return [(app.environment, devices)] }
+        let grouped = Dictionary(grouping: devices) { app.environment(ofDevice: $0.environment) }
+        return grouped.sorted { $0.key.rawValue < $1.key.rawValue }
+    }
+
+    /// The devices of a batch: its explicit tokens (with their stored locales and environments when payloads vary
+    /// or the app serves several environments), or its key range of the job's audience read again now.
+    private func devices(of batch: BatchMessage, job: PreparedJob, app: AppConfiguration) async throws -> [StoredDevice]
+    {
+        let withDetails = job.template.variesPerDevice || app.sendsPerDeviceEnvironment
+        if let tokens = batch.tokens {
+            let parsed = tokens.map(DeviceToken.init(trustedHex:))
+            guard withDetails else {
+                return parsed.map { StoredDevice(token: $0, locale: nil, registeredAt: 0) }
+            }
+            let stored = Dictionary(
+                try await store.devices(app: job.app, tokens: parsed).map { ($0.token, $0) },
+                uniquingKeysWith: { first, _ in first }
+            )
+            return parsed.map { stored[$0] ?? StoredDevice(token: $0, locale: nil, registeredAt: 0) }
+        }
+        // The planner bounded the range at `batchSize` devices; one more per page means a range that has not
+        // grown since (the usual case) is read in one query, not a full page and then an empty one.
+        let pageSize = configuration.batchSize + 1
+        var devices: [StoredDevice] = []
+        var cursor = batch.after
+        while true {
+            let page = try await store.devicesPage(
+                app: job.app, filter: job.audience.filter, after: cursor, through: batch.through, limit: pageSize,
+                withDetails: withDetails)
+            devices += page
+            guard page.count == pageSize, let last = page.last else { break }
+            cursor = last.token.hex
+        }
+        return devices
+    }
+
+    /// The requests of `devices`: the template's payload for all, or each device's variant (its locale) and badge.
+    static func requests(for devices: [StoredDevice], job: PreparedJob, bundleID: String, badges: [String: Int])
+        -> RequestList
+    {
+        let template = job.template
+        let tokens = devices.map(\.token)
+        guard template.variesPerDevice else {
+            return RequestList(job: job, bundleID: bundleID, tokens: tokens, payloads: nil)
+        }
+        var byVariant: [String: [UInt8]] = [:]
+        let payloads = devices.map { device in
+            let variant = template.variant(for: device.locale)
+            if let badge = badges[device.token.hex] { return template.payload(variant: variant, badge: badge) }
+            if let cached = byVariant[variant ?? ""] { return cached }
+            let payload = template.payload(variant: variant, badge: nil)
+            byVariant[variant ?? ""] = payload
+            return payload
+        }
+        return RequestList(job: job, bundleID: bundleID, tokens: tokens, payloads: payloads)
+    }
+}

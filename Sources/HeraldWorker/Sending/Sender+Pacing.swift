@@ -1,0 +1,39 @@
+import APNSTransport
+import HeraldCore
+
+extension Sender {
+    /// A throttled batch's turn: its sends go out at `rate` from `start`, when the turn it took begins. Paced from
+    /// the turn, not from whenever the worker gets to them, so that a batch that starts late catches up inside its
+    /// own turn instead of running into the next one's.
+    struct Pacing: Sendable {
+        let start: ContinuousClock.Instant
+        let rate: Int
+        /// Sends made so far, over every environment's share of the batch.
+        var sent = 0
+
+        /// When the next send is due.
+        var due: ContinuousClock.Instant { start + .seconds(Double(sent) / Double(rate)) }
+    }
+
+    /// Sends one share with at most `concurrency` in flight, in chunks of a tenth of the rate paced by `pacing` if
+    /// the batch is throttled; the first request goes alone either way (`sendProbingFirst`).
+    func send(_ share: Share, through client: any NotificationTransport, pacing: inout Pacing?) async throws
+        -> [DeviceResult]
+    {
+        guard var paced = pacing else { return await sendProbingFirst([share], through: client)[0] }
+        defer { pacing = paced }
+        var results: [DeviceResult] = []
+        results.reserveCapacity(share.range.count)
+        var rest = share
+        var chunk = 1
+        while !rest.range.isEmpty {
+            try await clock.sleep(until: paced.due)
+            let slice = rest.prefix(chunk)
+            results += await sendShares([slice], through: client)[0]
+            paced.sent += slice.range.count
+            rest = rest.dropFirst(slice.range.count)
+            chunk = max(1, min(paced.rate / 10, concurrency))
+        }
+        return results
+    }
+}
