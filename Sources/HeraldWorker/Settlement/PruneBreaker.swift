@@ -6,8 +6,8 @@ import HeraldStore
 /// answers (once at least `minimumAnswers` are in), the app is taken to be misconfigured — sandbox tokens sent to
 /// production, a wrong topic — not its devices. The job is stopped, and those answers are recorded as delivery
 /// failures instead of pruning the devices, so one broadcast cannot delete an app's registry. A 410 Unregistered is a
-/// normal dead token and never counts. A pure type: `BatchDeliverer.settle` asks it before a batch's prunes are
-/// written (`BatchCommit`), and `Settlement` holds the prunes it says to hold.
+/// normal dead token and never counts. A pure type: `Settler.settle` asks it before a unit's prunes are
+/// planned, and `Settlement` holds the prunes it says to hold.
 ///
 /// Evaluated per batch and across the job's batches: a batch with any suspect answer that does not trip alone reads
 /// the job's counts so far (one primary-key read, `Store.pruneBreakerCounts`; `suspect_answers` is kept on the job row
@@ -17,7 +17,7 @@ import HeraldStore
 /// worker already stopped prunes no suspect answer (the stop registry).
 ///
 /// It counts only answers a register-only key (embedded in apps, so anyone's) cannot forge: those of devices
-/// imported or registered by other keys, or delivered to before (`BatchCommit.pruneBreakerTrip`, schemas/026).
+/// imported or registered by other keys, or delivered to before (`Settler.pruneBreakerTrip`, schemas/026).
 /// The suspect answers of the other, unproven devices are pruned and never trip it.
 public struct PruneBreaker: Sendable, Hashable {
     /// The share of answers above which the breaker trips, in (0, 1].
