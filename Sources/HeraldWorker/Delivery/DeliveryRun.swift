@@ -65,7 +65,7 @@ struct DeliveryRun: Sendable {
 
         let devices = try await devices(of: batch, job: job, app: app)
         var unit = DeliveryUnit(job: job, batch: batch, publishedAt: publishedAt, devices: devices.count)
-        if unit.isExpired(now: configuration.clock.unixSeconds) {
+        if DeliveryUnit.isExpired(job, now: configuration.clock.unixSeconds) {
             commit.record(unit.expire(devices: devices.count))
             return try await commit.finish(batch, writeBack: unit.writeBack, retry: nil)
         }

@@ -4,8 +4,9 @@ import HeraldStore
 /// One unit of a delivery run: a planned batch, or the one batch of a small job. What the run knows of it before it
 /// is sent, decided here for both kinds: its first counts, whether it expired, why it is not sent when its app is
 /// gone.
+///
+/// It does not hold its job (a large value, copied with it): the run keeps the job beside it.
 struct DeliveryUnit: Sendable {
-    let job: PreparedJob
     let batch: BatchMessage
     /// When the producer published the job (ms since 1970).
     let publishedAt: Int64
@@ -16,7 +17,6 @@ struct DeliveryUnit: Sendable {
     /// the attempt before it), and on the job's first batch of listed tokens the entries that were not tokens, each
     /// failed alone and counted once.
     init(job: PreparedJob, batch: BatchMessage, publishedAt: Int64, devices: Int) {
-        self.job = job
         self.batch = batch
         self.publishedAt = publishedAt
         writeBack = WriteBack(jobID: job.id, app: job.app)
@@ -27,8 +27,8 @@ struct DeliveryUnit: Sendable {
         }
     }
 
-    /// Whether the job's `apns-expiration` has passed at `now` (seconds since 1970): then nothing is sent.
-    func isExpired(now: Int64) -> Bool {
+    /// Whether `job`'s `apns-expiration` has passed at `now` (seconds since 1970): then nothing is sent.
+    static func isExpired(_ job: PreparedJob, now: Int64) -> Bool {
         guard let expiration = job.template.expiration, expiration != 0 else { return false }
         return expiration < now
     }

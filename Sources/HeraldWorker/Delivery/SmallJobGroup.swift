@@ -11,7 +11,7 @@ extension DeliveryRun {
     /// Only for jobs routed as a group (`Route.smallGroup`): one batch, the same payload for every device, no rate.
     func sendGroup(_ jobs: [RoutedJob]) async throws -> SentGroup {
         var sent = SentGroup()
-        var units: [(small: RoutedJob, unit: DeliveryUnit, client: APNSClient, requests: RequestList)] = []
+        var units: [Unit] = []
         var tally: [Tally: Int] = [:]
         let clock = configuration.clock.unixTime()
         let now = Int64(clock)
@@ -36,25 +36,26 @@ extension DeliveryRun {
             var unit = DeliveryUnit(
                 job: job, batch: DeliveryUnit.firstBatch(of: job), publishedAt: small.publishedAt ?? receivedAt,
                 devices: small.tokens.count)
-            if unit.isExpired(now: now) {
+            if DeliveryUnit.isExpired(job, now: now) {
                 tally.merge(unit.expire(devices: small.tokens.count), uniquingKeysWith: +)
                 sent.rows.append(row(small, done: unit.writeBack))
                 continue
             }
             let requests = RequestList(job: job, bundleID: lease.app.topic, tokens: small.tokens, payloads: nil)
-            units.append((small, unit, lease.clients.standard, requests))
+            units.append(Unit(small: small, unit: unit, client: lease.clients.standard, requests: requests))
         }
 
-        let results = await send(units.map { ($0.unit, $0.client, $0.requests) })
+        let results = await send(units)
 
         let settler = self.settler
-        for ((small, unit, _, _), result) in zip(units, results) {
-            var writeBack = unit.writeBack
-            let plan = try await settler.settle(result, batch: unit.batch, reads: nil)
-            let retry = try await commit.carryOut(plan, of: unit.batch, job: unit.job, into: &writeBack)
+        for (number, result) in results.enumerated() {
+            let (small, batch) = (units[number].small, units[number].unit.batch)
+            var writeBack = units[number].unit.writeBack
+            let plan = try await settler.settle(result, batch: batch, reads: nil)
+            let retry = try await commit.carryOut(plan, of: batch, job: small.job, into: &writeBack)
             tally.merge(plan.tally, uniquingKeysWith: +)
             if let stop = plan.stop {
-                sent.stopped.append((unit.job, stop))
+                sent.stopped.append((small.job, stop))
                 if !stop.isBreaker {
                     // The job's error names the reason; its devices count as failed without a record each.
                     writeBack.rejectedTokens += writeBack.failures.count
@@ -64,19 +65,27 @@ extension DeliveryRun {
             let plain = plan.stop == nil && retry == nil && writeBack.prunes.isEmpty && writeBack.failures.isEmpty
             sent.rows.append(row(small, done: plain ? writeBack : nil))
             if !plain {
-                sent.continuing.append(BatchCompletion(key: unit.batch.key, writeBack: writeBack, retry: retry))
+                sent.continuing.append(BatchCompletion(key: batch.key, writeBack: writeBack, retry: retry))
             }
         }
         commit.record(tally)
         return sent
     }
 
+    /// A small job's unit in a group, with the client and the requests it is sent with.
+    private struct Unit: Sendable {
+        let small: RoutedJob
+        let unit: DeliveryUnit
+        let client: APNSClient
+        let requests: RequestList
+    }
+
     /// Sends every unit's requests at once, one transport batch per APNs client, up to `sendConcurrency` in flight
     /// in all; each unit's first request goes alone (`Sender.sendProbingFirst`). Returns each unit's results.
-    private func send(_ units: [(DeliveryUnit, APNSClient, RequestList)]) async -> [[DeviceResult]] {
+    private func send(_ units: [Unit]) async -> [[DeviceResult]] {
         var byClient: [ObjectIdentifier: (client: APNSClient, units: [Int])] = [:]
-        for (number, (_, client, _)) in units.enumerated() {
-            byClient[ObjectIdentifier(client), default: (client, [])].units.append(number)
+        for (number, unit) in units.enumerated() {
+            byClient[ObjectIdentifier(unit.client), default: (unit.client, [])].units.append(number)
         }
         var sender = self.sender
         sender.concurrency = max(1, configuration.sendConcurrency / max(1, byClient.count))
@@ -84,10 +93,11 @@ extension DeliveryRun {
         return await withTaskGroup(of: [(Int, [DeviceResult])].self) { [sender] group in
             for (client, numbers) in byClient.values {
                 let shares = numbers.map { number in
-                    let (unit, _, requests) = units[number]
+                    let requests = units[number].requests
                     return Sender.Share(
                         requests: requests, range: 0..<requests.count,
-                        stop: StopFlag(job: unit.job.key, registry: stoppedJobs), publishedAt: unit.publishedAt)
+                        stop: StopFlag(job: units[number].small.job.key, registry: stoppedJobs),
+                        publishedAt: units[number].unit.publishedAt)
                 }
                 group.addTask {
                     let results = await sender.sendProbingFirst(shares, through: client)
