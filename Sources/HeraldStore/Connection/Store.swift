@@ -7,7 +7,7 @@ import _ConnectionPoolModule
 /// The pool must be running (`client.run()` in a task or as a `Service`) while the store is used.
 public struct Store: Sendable {
     /// The pool.
-    public let client: PostgresClient
+    package let client: PostgresClient
     /// The logger of every query (`package`: the bench's queries extend the store from HeraldBench).
     package let logger: Logger
     /// When a statement that outlived an outage is given up on.
