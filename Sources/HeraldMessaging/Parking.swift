@@ -7,10 +7,10 @@ import RabbitMQ
 /// Here rather than in the worker because the parking queue and its headers are part of the messaging contract
 /// (`herald.parked`, `ParkingHeader`): operators and tests read what this writes.
 package struct Parking: Sendable {
-    package let publisher: AMQPConnection
+    package let publisher: any MessagePublishing
     package let topology: Topology
 
-    package init(publisher: AMQPConnection, topology: Topology) {
+    package init(publisher: any MessagePublishing, topology: Topology) {
         self.publisher = publisher
         self.topology = topology
     }
@@ -33,6 +33,16 @@ package struct Parking: Sendable {
         properties.headers[ParkingHeader.originQueue] = .string(origin)
         properties.headers[ParkingHeader.attempts] = .int(Int64(attempts))
         properties.headers[ParkingHeader.parkedAt] = .int(Int64(Date().timeIntervalSince1970))
-        try await publisher.publish(body, routingKey: queue ?? topology.parked, properties: properties, mandatory: true)
+        try await publisher.publish(
+            body, exchange: "", routingKey: queue ?? topology.parked, properties: properties, mandatory: true)
     }
 }
+
+/// Where a message is published with a confirm: an `AMQPConnection`, or a fake in fast tests.
+package protocol MessagePublishing: Sendable {
+    /// Publishes `body` and returns once the broker confirmed it.
+    func publish(_ body: [UInt8], exchange: String, routingKey: String, properties: AMQPProperties, mandatory: Bool)
+        async throws
+}
+
+extension AMQPConnection: MessagePublishing {}

@@ -26,8 +26,9 @@ enum DeliveryOutcome: Sendable, Equatable {
 /// `herald_job_completes` decides whether the job is done). A group of small jobs writes its rows in its claim
 /// (`GroupCommit`) and its exceptions through `finishGroup`.
 struct Commit: Sendable {
-    let store: Store
-    let publisher: AMQPConnection
+    let store: any CommitStore
+    /// Where retry batches go, and what is parked.
+    let publisher: any MessagePublishing
     let configuration: WorkerConfiguration
     let metrics: WorkerMetrics
     let logger: Logger
@@ -36,7 +37,10 @@ struct Commit: Sendable {
 
     /// Holds writes through an outage of the database.
     var outages: OutageWaiter {
-        OutageWaiter(store: store, logger: logger, onEvent: configuration.onJobHandled, clock: configuration.clock)
+        let store = self.store
+        return OutageWaiter(
+            answers: { await store.databaseAnswers(within: $0) }, logger: logger, onEvent: configuration.onJobHandled,
+            clock: configuration.clock)
     }
 
     /// A planned batch's end once its notifications are out: its plan carried out, the job stopped first if the
@@ -99,7 +103,8 @@ struct Commit: Sendable {
         let body = Array(try JSONEncoder().encode(retry))
         try await outages.untilDone("publishing a retry batch") {
             try await publisher.publish(
-                body, routingKey: topology.retryQueue(after: batch.attempt), properties: properties, mandatory: true)
+                body, exchange: "", routingKey: topology.retryQueue(after: batch.attempt), properties: properties,
+                mandatory: true)
         }
         metrics.retriesQueued.increment(by: plan.transient.count)
         return retry.key

@@ -12,10 +12,10 @@ import Logging
 ///
 /// The caller acknowledges a message only after its run returns.
 struct DeliveryRun: Sendable {
-    let store: Store
-    /// The apps in use and their clients, each app's leased for the length of a run (a reload on SIGHUP shuts
+    let store: any DeliveryStore
+    /// The apps in use and their transports, each app's leased for the length of a run (a reload on SIGHUP shuts
     /// replaced clients down only after that).
-    let apps: APNSClients
+    let apps: any TransportLeasing
     let configuration: WorkerConfiguration
     let commit: Commit
     let metrics: WorkerMetrics
@@ -56,7 +56,7 @@ struct DeliveryRun: Sendable {
         }
 
         let job = try PreparedJob.decode(Array(spec.utf8)) { batch.job }
-        guard let lease = apps.lease(job.app) else {
+        guard let lease = apps.leaseTransports(job.app) else {
             let stopped = try await commit.stopJob(job, reason: DeliveryUnit.appGone(job), batch: batch)
             return stopped ? .completed(jobFinished: .failed) : .skipped(.failed)
         }
@@ -100,7 +100,7 @@ struct DeliveryRun: Sendable {
             let stop = StopFlag(job: job.key, registry: commit.stoppedJobs)
             results += try await sender.send(
                 Sender.Share(requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt),
-                through: lease.clients.client(for: environment), pacing: &pacing)
+                through: lease.transport(for: environment), pacing: &pacing)
         }
 
         // The notifications are out: from here each write is held through an outage and tried again alone, and a

@@ -23,11 +23,11 @@ extension DeliveryRun {
                 tokenCount: small.tokens.count, done: done)
         }
         // Each app's clients are leased until the group is sent (a reload shuts replaced clients down after).
-        var leases: [String: APNSClients.Lease] = [:]
+        var leases: [String: TransportLease] = [:]
         defer { for lease in leases.values { apps.release(lease) } }
         for small in jobs {
             let job = small.job
-            if leases[job.app] == nil, let lease = apps.lease(job.app) { leases[job.app] = lease }
+            if leases[job.app] == nil, let lease = apps.leaseTransports(job.app) { leases[job.app] = lease }
             guard let lease = leases[job.app] else {
                 sent.appGone.append(job)
                 sent.rows.append(row(small, done: nil))
@@ -42,7 +42,7 @@ extension DeliveryRun {
                 continue
             }
             let requests = RequestList(job: job, bundleID: lease.app.topic, tokens: small.tokens, payloads: nil)
-            units.append(Unit(small: small, unit: unit, client: lease.clients.standard, requests: requests))
+            units.append(Unit(small: small, unit: unit, client: lease.standard, requests: requests))
         }
 
         let results = await send(units)
@@ -76,14 +76,14 @@ extension DeliveryRun {
     private struct Unit: Sendable {
         let small: RoutedJob
         let unit: DeliveryUnit
-        let client: APNSClient
+        let client: any NotificationTransport
         let requests: RequestList
     }
 
     /// Sends every unit's requests at once, one transport batch per APNs client, up to `sendConcurrency` in flight
     /// in all; each unit's first request goes alone (`Sender.sendProbingFirst`). Returns each unit's results.
     private func send(_ units: [Unit]) async -> [[DeviceResult]] {
-        var byClient: [ObjectIdentifier: (client: APNSClient, units: [Int])] = [:]
+        var byClient: [ObjectIdentifier: (client: any NotificationTransport, units: [Int])] = [:]
         for (number, unit) in units.enumerated() {
             byClient[ObjectIdentifier(unit.client), default: (unit.client, [])].units.append(number)
         }

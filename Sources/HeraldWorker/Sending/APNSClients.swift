@@ -157,12 +157,14 @@ public final class APNSClients: Sendable {
     }
 
     /// Ends a lease; the last lease on replaced clients hands them over to be shut down.
-    func release(_ lease: Lease) {
+    func release(_ lease: Lease) { release(generation: lease.generation) }
+
+    private func release(generation: Int) {
         let done: [AppClients]? = state.withLock { state in
-            state.leases[lease.generation, default: 1] -= 1
-            guard state.leases[lease.generation] == 0 else { return nil }
-            state.leases[lease.generation] = nil
-            return state.replaced.removeValue(forKey: lease.generation)
+            state.leases[generation, default: 1] -= 1
+            guard state.leases[generation] == 0 else { return nil }
+            state.leases[generation] = nil
+            return state.replaced.removeValue(forKey: generation)
         }
         if let done { retired.yield(done) }
     }
@@ -207,4 +209,15 @@ public final class APNSClients: Sendable {
         retired.finish()
         for clients in all { await clients.shutdown() }
     }
+}
+
+extension APNSClients: TransportLeasing {
+    func leaseTransports(_ app: String) -> TransportLease? {
+        guard let lease = lease(app) else { return nil }
+        return TransportLease(
+            app: lease.app, byEnvironment: lease.clients.byEnvironment, standard: lease.clients.standard,
+            token: lease.generation)
+    }
+
+    func release(_ lease: TransportLease) { release(generation: lease.token) }
 }

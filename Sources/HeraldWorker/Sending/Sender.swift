@@ -4,8 +4,9 @@ import Foundation
 import HeraldCore
 
 /// What sending needs of an APNs client: a transport batch whose answers are taken as they arrive, and one request
-/// at a time. `APNSClient` is one; the worker's fast tests use a fake.
-protocol NotificationTransport: Sendable {
+/// at a time. `APNSClient` is one; the worker's fast tests use a fake. A class: a group's requests go out as one
+/// transport batch per client, told apart by identity.
+protocol NotificationTransport: AnyObject, Sendable {
     func sendAll(
         count: Int,
         concurrency: Int,

@@ -1,0 +1,23 @@
+import HeraldCore
+
+/// The apps in use and their transports, each app's leased for the length of a run: `APNSClients` (a reload on
+/// SIGHUP shuts replaced clients down only once their leases are released); a fake in the run's fast tests.
+protocol TransportLeasing: Sendable {
+    func leaseTransports(_ app: String) -> TransportLease?
+    func release(_ lease: TransportLease)
+}
+
+/// An app's configuration and its transports, one per environment it serves, held until released.
+struct TransportLease: Sendable {
+    let app: AppConfiguration
+    let byEnvironment: [AppConfiguration.Environment: any NotificationTransport]
+    /// The transport of the app's default environment.
+    let standard: any NotificationTransport
+    /// What the registry needs back to release it.
+    let token: Int
+
+    /// The transport for `environment`; the default environment's for one the app does not serve.
+    func transport(for environment: AppConfiguration.Environment) -> any NotificationTransport {
+        byEnvironment[environment] ?? standard
+    }
+}
