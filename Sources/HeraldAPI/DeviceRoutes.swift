@@ -27,8 +27,11 @@ struct DeviceRoutes: Sendable {
         var bound: String? = nil
         if case .set(let user) = registration.userID {
             bound = user
-        } else if case .keep = registration.userID, key.registersOnly, let old = registration.oldToken {
-            bound = try await store.device(app: app, token: old)?.userID
+        } else if case .keep = registration.userID, key.registersOnly, let old = registration.oldToken,
+            let owner = try await store.deviceOwner(app: app, token: old), owner.registeredBy == key.id
+        {
+            // (A device this key did not register is refused as not its own by the registration itself.)
+            bound = owner.userID
         }
         if let user = bound {
             try await api.checkBinding(

@@ -97,16 +97,14 @@ final class WorkerProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
         output = stream
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
+        try process.run()
+        PipeReader.start(pipe.fileHandleForReading) { data in
             if data.isEmpty {
-                handle.readabilityHandler = nil
                 continuation.finish()
             } else {
                 continuation.yield(String(decoding: data, as: UTF8.self))
             }
         }
-        try process.run()
     }
 
     /// Waits until the worker's log has printed `text` (since the last wait), or has ended.

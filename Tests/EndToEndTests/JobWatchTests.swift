@@ -85,8 +85,9 @@ final class WatchedProcess: Sendable {
         process.standardOutput = pipe
         process.standardInput = FileHandle.nullDevice
         let (lines, pending, ends) = (self.lines, self.pending, self.ends)
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
+        process.terminationHandler = { ends.record($0.terminationStatus) }
+        try process.run()
+        PipeReader.start(pipe.fileHandleForReading) { data in
             let complete = pending.text.withLock { buffer -> [String] in
                 buffer += String(decoding: data, as: UTF8.self)
                 var parts = buffer.components(separatedBy: "\n")
@@ -95,13 +96,10 @@ final class WatchedProcess: Sendable {
             }
             for line in complete { lines.record(line) }
             if data.isEmpty {
-                handle.readabilityHandler = nil
                 lines.record(Self.endOfOutput)
                 ends.record(nil)
             }
         }
-        process.terminationHandler = { ends.record($0.terminationStatus) }
-        try process.run()
     }
 
     /// The lines of its output so far.

@@ -79,8 +79,11 @@ import Testing
                 .post, devices, key: register,
                 json: #"{"token": "\#(own)", "user_id": "u1", "identity_token": "\#(proof)"}"#)
             #expect(refreshed.status == .ok)
+            // Its token replaced: the user comes along with the backend's identity token for the new token.
+            let renewed = APIHarness.identityToken(.user("u1"), device: newer)
             let replaced = try await h.request(
-                .post, devices, key: register, json: #"{"token": "\#(newer)", "old_token": "\#(own)"}"#)
+                .post, devices, key: register,
+                json: #"{"token": "\#(newer)", "old_token": "\#(own)", "identity_token": "\#(renewed)"}"#)
             #expect(replaced.status == .created && replaced.object["replaced"] as? Bool == true)
             #expect(replaced.object["user_id"] as? String == "u1")
 

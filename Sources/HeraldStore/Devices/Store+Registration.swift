@@ -223,6 +223,20 @@ extension Store {
         }
     }
 
+    /// The user a device is bound to and the register-only key that registered it (nil: another kind of key or an
+    /// import), if the device is registered.
+    public func deviceOwner(app: String, token: DeviceToken) async throws(StoreError)
+        -> (userID: String?, registeredBy: Int64?)?
+    {
+        try await run("reading a device's owner") {
+            let rows = try await client.query(
+                "SELECT user_id, registered_by FROM devices WHERE app_id = \(app) AND token = \(token.hex)",
+                logger: logger)
+            for try await (user, key) in rows.decode((String?, Int64?).self) { return (user, key) }
+            return nil
+        }
+    }
+
     /// Removes one device. Returns false if it was not registered.
     public func deleteDevice(app: String, token: DeviceToken) async throws(StoreError) -> Bool {
         try await run("deleting a device") {
