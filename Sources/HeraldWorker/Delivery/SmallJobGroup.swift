@@ -80,6 +80,11 @@ extension DeliveryRun {
         let requests: RequestList
     }
 
+    /// Commits what a group's send left running, once the group's rows are written (`Commit.finishGroup`).
+    func finishGroup(_ sent: SentGroup) async throws -> [JobKey: DeliveryOutcome] {
+        try await commit.finishGroup(sent)
+    }
+
     /// Sends every unit's requests at once, one transport batch per APNs client, up to `sendConcurrency` in flight
     /// in all; each unit's first request goes alone (`Sender.sendProbingFirst`). Returns each unit's results.
     private func send(_ units: [Unit]) async -> [[DeviceResult]] {

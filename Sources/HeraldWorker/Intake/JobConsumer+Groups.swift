@@ -12,7 +12,7 @@ extension JobConsumer {
             outages: outages,
             logger: logger,
             send: { [run] in try await run.sendGroup($0) },
-            finish: { [commit = run.commit] in try await commit.finishGroup($0) },
+            finish: { [run] in try await run.finishGroup($0) },
             acknowledge: { try? await consumer.ack($0) },
             fail: { item, error in
                 await fail(item.delivery, job: item.job, error: error, consumer: consumer, logger: logger)
