@@ -51,7 +51,7 @@ public struct API: Sendable {
         var v1 = router.group("v1").add(
             middleware: APIKeyAuthenticator(
                 store: store, limiter: limiter,
-                registerRequestsPerSecond: configuration.registerRequestsPerSecond))
+                registerRequestsPerSecond: configuration.registerRequestsPerSecond, clock: configuration.clock))
         if let apps = configuration.apps { v1 = v1.add(middleware: KnownAppMiddleware(apps: apps)) }
         DeviceRoutes(api: self).add(to: v1)
         ActivityTokenRoutes(api: self).add(to: v1)

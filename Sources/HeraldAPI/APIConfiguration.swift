@@ -45,6 +45,8 @@ public struct APIConfiguration: Sendable {
     /// Idempotency-Key and body): the request that recorded it died before publishing it. Until then the repeat
     /// answers that the job exists and leaves the publish to that request.
     public var unpublishedJobGrace: Duration = .seconds(10)
+    /// Time for the routes: report windows, identity tokens' expiry, channels' end dates, key rates.
+    public var clock: HeraldClock = .system
 
     public init(amqp: AMQPConfiguration, database: DatabaseConfiguration) {
         self.amqp = amqp

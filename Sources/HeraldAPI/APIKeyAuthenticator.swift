@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldStore
 import Hummingbird
 import Synchronization
@@ -12,6 +13,8 @@ struct APIKeyAuthenticator: RouterMiddleware {
     let limiter: KeyRateLimiter
     /// The rate of a register-only key that has none of its own.
     let registerRequestsPerSecond: Int
+    /// Time for the rates.
+    let clock: HeraldClock
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -30,7 +33,7 @@ struct APIKeyAuthenticator: RouterMiddleware {
             throw APIError.unauthorized("invalid API key")
         }
         let rate = key.requestsPerSecond ?? (key.registersOnly ? registerRequestsPerSecond : nil)
-        if let perSecond = rate, let wait = limiter.take(key: key.id, perSecond: perSecond) {
+        if let perSecond = rate, let wait = limiter.take(key: key.id, perSecond: perSecond, now: clock.now()) {
             throw APIError(
                 .tooManyRequests, code: "rate_limited",
                 "this API key is limited to \(perSecond) requests a second; try again in \(wait) s",
@@ -55,7 +58,7 @@ final class KeyRateLimiter: Sendable {
 
     /// Takes one request from the key's bucket. Returns nil if the request may go ahead, else the whole seconds
     /// (at least 1) until it may.
-    func take(key: Int64, perSecond: Int, now: ContinuousClock.Instant = .now) -> Int? {
+    func take(key: Int64, perSecond: Int, now: ContinuousClock.Instant) -> Int? {
         let rate = Double(max(1, perSecond))
         return buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: rate, updated: now)

@@ -31,7 +31,8 @@ struct ChannelRoutes: Sendable {
         _ = try context.require(.admin, app: app)
         let settings = try available()
         let body = try await request.decodeJSON(ChannelBody.self, limit: 16 * 1024)
-        let (policy, label, endsAt) = try body.validated(now: Date())
+        let (policy, label, endsAt) = try body.validated(
+            now: Date(timeIntervalSince1970: api.configuration.clock.unixTime()))
         let channel = try await Self.mapping {
             try await settings.withRegistry(app: app, store: api.store, logger: context.logger) { registry in
                 try await registry.create(policy: policy, label: label, endsAt: endsAt)

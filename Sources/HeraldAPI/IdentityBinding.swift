@@ -46,7 +46,7 @@ extension API {
         do {
             try IdentityToken.verify(
                 token, secret: secret, app: app, subject: subject, device: device.hex,
-                now: Int64(Date().timeIntervalSince1970))
+                now: configuration.clock.unixSeconds)
         } catch {
             throw APIError(.forbidden, code: "identity_invalid", error.message)
         }

@@ -17,7 +17,7 @@ struct ReportRoutes: Sendable {
         let app = try context.parameters.decoded("app")
         _ = try context.require(.read, app: app)
         let query = request.uri.queryParameters
-        let now = Date()
+        let now = Date(timeIntervalSince1970: api.configuration.clock.unixTime())
         let since: Int64
         if let text = query["since"].map(String.init) {
             guard let value = TimeWindow.milliseconds(text, now: now) else {

@@ -24,7 +24,7 @@ public func buildWorker(
     let postgres = PostgresClient(configuration: configuration.database.clientConfiguration, backgroundLogger: logger)
     let store = Store(
         client: postgres, logger: logger, stalls: configuration.databaseStalls,
-        probeConnection: try configuration.database.connectionConfiguration())
+        probeConnection: try configuration.database.connectionConfiguration(), clock: configuration.clock)
     let clients = try APNSClients(
         apps: configuration.apps,
         directory: configuration.appsDirectory,
@@ -33,7 +33,7 @@ public func buildWorker(
         eventLoopGroup: eventLoopGroup,
         logger: logger
     )
-    let claims = try PlanningClaims(database: configuration.database, logger: logger)
+    let claims = try PlanningClaims(database: configuration.database, logger: logger, clock: configuration.clock)
     let webhooks = try Webhooks(apps: configuration.apps, directory: configuration.appsDirectory)
     let shared = WorkerShared(
         configuration: configuration, store: store, clients: clients, claims: claims, logger: logger,

@@ -54,7 +54,7 @@ extension Store {
                     // long without an outage is left alone).
                     var state: (answers: Bool, since: ContinuousClock.Instant)? = nil
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: stalls.checkInterval)
+                        try? await clock.sleep(stalls.checkInterval)
                         guard !Task.isCancelled, !outcome.isFinished else { return }
                         let answers = await databaseAnswers(within: .seconds(1))
                         // A server that refuses connections (a wrong password, a dropped database) will not take
@@ -68,8 +68,9 @@ extension Store {
                             return
                         }
                         guard state != nil || !answers else { continue }
-                        if state?.answers != answers { state = (answers, .now) }
-                        guard let since = state?.since, since.duration(to: .now) >= stalls.grace else { continue }
+                        let now = clock.now()
+                        if state?.answers != answers { state = (answers, now) }
+                        guard let since = state?.since, since.duration(to: now) >= stalls.grace else { continue }
                         if answers {
                             giveUp(
                                 "a statement lost with its connection, giving up on it",
@@ -166,7 +167,8 @@ final class DatabaseProbe: Sendable {
     }
 
     func answers(within timeout: Duration) async -> Bool {
-        let now = ContinuousClock.now
+        let clock = store.clock
+        let now = clock.now()
         let ping = inFlight.withLock { current in
             if let current, current.started.duration(to: now) < timeout { return current.ping }
             let task = Task { [self] in await self.ping() }
@@ -177,7 +179,7 @@ final class DatabaseProbe: Sendable {
         return await withCheckedContinuation { continuation in
             Task { first.give(await ping.value, to: continuation) }
             Task {
-                try? await Task.sleep(for: timeout)
+                try? await clock.sleep(timeout)
                 first.give(false, to: continuation)
             }
         }

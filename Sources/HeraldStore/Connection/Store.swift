@@ -1,3 +1,4 @@
+import HeraldCore
 import Logging
 import PostgresNIO
 import _ConnectionPoolModule
@@ -14,6 +15,8 @@ public struct Store: Sendable {
     public let stalls: StallPolicy
     /// Where the outage probe (`databaseAnswers`) connects; nil pings through the pool.
     let probeConnection: PostgresConnection.Configuration?
+    /// Time for the stall watchdog and the outage probe's waits.
+    public let clock: HeraldClock
 
     /// - Parameter probeConnection: the server, for the outage probe's own connections. With it, a ping opens a
     ///   connection of its own, so a down server is seen at once (a lease from the pool waits for PostgresNIO's
@@ -21,12 +24,13 @@ public struct Store: Sendable {
     ///   go through the pool.
     public init(
         client: PostgresClient, logger: Logger, stalls: StallPolicy = StallPolicy(),
-        probeConnection: PostgresConnection.Configuration? = nil
+        probeConnection: PostgresConnection.Configuration? = nil, clock: HeraldClock = .system
     ) {
         self.client = client
         self.logger = logger
         self.stalls = stalls
         self.probeConnection = probeConnection
+        self.clock = clock
     }
 
     /// Runs `body`, turning any PostgreSQL error into a `StoreError` that is safe to log.

@@ -32,7 +32,10 @@ public final class PlanningClaims: Sendable {
     private let connecting = Mutex<Task<PostgresConnection, any Error>?>(nil)
     private let connectionIDs = Atomic(0)
 
-    public init(database: DatabaseConfiguration, logger: Logger) throws(StoreError) {
+    /// Time for the waits of a claim held elsewhere.
+    private let clock: HeraldClock
+
+    public init(database: DatabaseConfiguration, logger: Logger, clock: HeraldClock = .system) throws(StoreError) {
         var configuration = try database.connectionConfiguration()
         configuration.options.additionalStartupParameters = [
             ("application_name", "herald-planning-claims"),
@@ -40,6 +43,7 @@ public final class PlanningClaims: Sendable {
         ]
         self.configuration = configuration
         self.logger = logger
+        self.clock = clock
     }
 
     /// Runs `body` while holding the planning claim of `job`, then releases it (whether `body` returns or throws).
@@ -75,7 +79,7 @@ public final class PlanningClaims: Sendable {
     }
 
     private func acquire(_ job: JobKey, wait: Duration) async throws -> Bool {
-        let deadline = ContinuousClock.now + wait
+        let deadline = clock.now() + wait
         while true {
             // A claim this process holds is not asked of PostgreSQL again: a session may take its own lock twice.
             if state.withLock({ $0.held.insert(job).inserted }) {
@@ -89,8 +93,8 @@ public final class PlanningClaims: Sendable {
                 if locked { return true }
                 _ = state.withLock { $0.held.remove(job) }
             }
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(200))
+            guard clock.now() < deadline else { return false }
+            try await clock.sleep(.milliseconds(200))
         }
     }
 
