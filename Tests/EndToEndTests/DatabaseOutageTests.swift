@@ -43,36 +43,8 @@ import Testing
             }
             try DevServices.run("start-postgres")
 
-            // Every job finished, or its message parked (which must not happen: then the test fails here, not on its
-            // time limit).
-            let expected = jobs
-            let events = await harness.events.wait { events in
-                var ended = Set<String>()
-                for event in events {
-                    switch event {
-                    case .finished(WorkerHarness.app, let id, _), .parked(let id?, _): ended.insert(id)
-                    default: break
-                    }
-                }
-                return ended.isSuperset(of: expected)
-                    || events.contains { if case .parked = $0 { true } else { false } }
-            }
-            try await worker.stop()
-
-            #expect(harness.parkedReasons.isEmpty)
-            let done = Set(
-                events.compactMap { event -> String? in
-                    if case .finished(WorkerHarness.app, let id, .done) = event { id } else { nil }
-                })
-            #expect(done == jobs)
-            for id in ["b1", "b2"] {
-                let received = harness.received(job: id)
-                #expect(received.count == devices.count, "\(id): every device once")
-                #expect(Set(received).count == devices.count)
-                let counters = try await harness.job(id)?.counters
-                #expect(counters?.targeted == devices.count)
-                #expect(counters?.sent == devices.count)
-            }
+            try await Self.expectEveryJobDoneOnceAndNothingParked(
+                jobs, broadcasts: ["b1", "b2"], devices, harness, worker)
             for i in 0..<30 { #expect(harness.received(job: "single-\(i)") == [devices[i].token.hex]) }
         }
     }
@@ -126,38 +98,45 @@ import Testing
             try await Task.sleep(until: stopped + .seconds(120), clock: .continuous)
             try DevServices.run("start-postgres")
 
-            // Every job finished, or its message parked (which must not happen: then the test fails here, not on its
-            // time limit).
-            let expected = jobs
-            let events = await harness.events.wait { events in
-                var ended = Set<String>()
-                for event in events {
-                    switch event {
-                    case .finished(WorkerHarness.app, let id, _), .parked(let id?, _): ended.insert(id)
-                    default: break
-                    }
-                }
-                return ended.isSuperset(of: expected)
-                    || events.contains { if case .parked = $0 { true } else { false } }
-            }
-            try await worker.stop()
-
-            #expect(harness.parkedReasons.isEmpty)
-            let done = Set(
-                events.compactMap { event -> String? in
-                    if case .finished(WorkerHarness.app, let id, .done) = event { id } else { nil }
-                })
-            #expect(done == jobs)
-            for id in ["b1", "b2"] {
-                let received = harness.received(job: id)
-                #expect(received.count == devices.count, "\(id): every device once")
-                #expect(Set(received).count == devices.count)
-                let counters = try await harness.job(id)?.counters
-                #expect(counters?.targeted == devices.count)
-                #expect(counters?.sent == devices.count)
-            }
+            try await Self.expectEveryJobDoneOnceAndNothingParked(
+                jobs, broadcasts: ["b1", "b2"], devices, harness, worker)
             for i in 0..<100 { #expect(harness.received(job: "before-\(i)") == [devices[i].token.hex]) }
             for i in 0..<200 { #expect(harness.received(job: "during-\(i)") == [devices[100 + i].token.hex]) }
+        }
+    }
+
+    /// Waits until every job of `jobs` finished, or any message was parked (which must not happen: then the test
+    /// fails here, not on its time limit); stops the worker; then expects nothing parked, every job done, and each
+    /// broadcast's devices sent to once and counted.
+    static func expectEveryJobDoneOnceAndNothingParked(
+        _ jobs: Set<String>, broadcasts: [String], _ devices: [DeviceRecord], _ harness: WorkerHarness,
+        _ worker: RunningWorker
+    ) async throws {
+        let events = await harness.events.wait { events in
+            var ended = Set<String>()
+            for event in events {
+                switch event {
+                case .finished(WorkerHarness.app, let id, _), .parked(let id?, _): ended.insert(id)
+                default: break
+                }
+            }
+            return ended.isSuperset(of: jobs) || events.contains { if case .parked = $0 { true } else { false } }
+        }
+        try await worker.stop()
+
+        #expect(harness.parkedReasons.isEmpty)
+        let done = Set(
+            events.compactMap { event -> String? in
+                if case .finished(WorkerHarness.app, let id, .done) = event { id } else { nil }
+            })
+        #expect(done == jobs)
+        for id in broadcasts {
+            let received = harness.received(job: id)
+            #expect(received.count == devices.count, "\(id): every device once")
+            #expect(Set(received).count == devices.count)
+            let counters = try await harness.job(id)?.counters
+            #expect(counters?.targeted == devices.count)
+            #expect(counters?.sent == devices.count)
         }
     }
 }

@@ -158,6 +158,9 @@ import Testing
         #expect(store.state.withLock { $0.singleBatches } == [batch.key])
         #expect(publisher.batches.count == 3)
         #expect(store.state.withLock { $0.finishedPlanning } == 1)
+        // Deferred to a send rate its app took after routing: handed over to the batches queue after all.
+        try await planner.handOver(batch, of: one)
+        #expect(publisher.batches.last == batch && publisher.batches.count == 4)
     }
 
     @Test func aThrottledJobIsCutIntoBatchesOfAboutTheWindowsWorthAndNeverDeliveredHere() async throws {

@@ -13,10 +13,10 @@ extension DeliveryRun {
         var sent = SentGroup()
         var units: [Unit] = []
         var tally: [Tally: Int] = [:]
-        let clock = configuration.clock.unixTime()
-        let now = Int64(clock)
+        let unixTime = configuration.clock.unixTime()
+        let now = Int64(unixTime)
         // A message without a timestamp counts as published now (ms since 1970).
-        let receivedAt = Int64(clock * 1000)
+        let receivedAt = Int64(unixTime * 1000)
         func row(_ small: RoutedJob, done: WriteBack?) -> SmallJobRow {
             SmallJobRow(
                 id: small.job.id, app: small.job.app, spec: small.spec, publishedAt: small.publishedAt ?? receivedAt,

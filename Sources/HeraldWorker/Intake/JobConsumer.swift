@@ -231,8 +231,17 @@ struct JobConsumer: Sendable {
                 // One batch (a small job that came this way too: a copy, a redelivery, a scheduled one now due):
                 // planned in one statement, then delivered here; its completion ends the job.
                 let batch = try await planner.planOneBatch(job, planned: planned)
-                guard case .completed(let state) = try await run.deliver(batch) else { return nil }
-                finished = state
+                switch try await run.deliver(batch) {
+                case .completed(let state):
+                    finished = state
+                case .deferred:
+                    // Its app took a send rate after the job was routed (a reload): the batch waits for its turn on
+                    // the batches queue, as a planned one does, instead of with no queue holding it.
+                    try await planner.handOver(batch, of: job)
+                    return nil
+                case .alreadyDone, .skipped, .unknownJob:
+                    return nil
+                }
             }
             guard let finished else { return nil }
             logger.info("job finished", metadata: ["state": "\(finished.rawValue)"])

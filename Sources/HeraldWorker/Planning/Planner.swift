@@ -93,6 +93,12 @@ struct Planner: Sendable {
         return batch
     }
 
+    /// Publishes a one-batch job's batch to the batches queue after all (its delivery was deferred to a turn in a
+    /// send rate its app took after the job was routed).
+    func handOver(_ batch: BatchMessage, of job: PreparedJob) async throws {
+        try await publish(batch, of: job)
+    }
+
     /// Plans the job from `cursor` into batches on `herald.batches`; returns the job's final state if planning
     /// finished it (an audience with no device, or every batch already done).
     func plan(_ job: PreparedJob, cursor: String?, nextSeq: Int, planned: Bool) async throws -> JobState? {
