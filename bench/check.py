@@ -6,6 +6,10 @@ usage: bench/check.py                      run, print the table, write bench/res
        bench/check.py --update-baseline    the same, then write its ratios into bench/baseline.json
        bench/check.py --baseline-from-results
                                             rewrite bench/baseline.json from the result folders it names (no runs)
+       bench/check.py --pool-baseline DIR...
+                                            rewrite bench/baseline.json from several check folders (no runs):
+                                            the ratio is the median of their medians and the noise their spread,
+                                            which one sequence's three runs understate
        bench/check.py --ratios DIR         print the ratios of a check folder already written (no runs)
 
 Run from the repository root (make bench-check does, after make bench). Environment:
@@ -474,6 +478,30 @@ def baseline_from_results():
                                "in each benchmark's `measured` (label = the commit's build in that sequence)")
 
 
+def pool_baseline(folders):
+    """baseline.json from several check folders: per benchmark, the median of each sequence's median ratio, and as
+    its noise the spread of those medians (what make bench-check gates is a sequence's median, and it moves between
+    sequences more than one sequence's three runs show). A benchmark measured in one sequence only keeps its runs'
+    spread."""
+    table = definitions()
+    benchmarks = {}
+    for name, definition in table.items():
+        sequences = [runs for runs in (ratios(folder, definition, "check") for folder in folders) if runs]
+        if not sequences:
+            continue
+        medians = [statistics.median(r["ratio"] for r in runs) for runs in sequences]
+        entry = summary([run for runs in sequences for run in runs])
+        if len(medians) > 1:
+            entry.update(ratio=round(statistics.median(medians), 3), noise=round(max(medians) - min(medians), 3))
+        benchmarks[name] = dict(entry, sequences=len(medians), sequence_medians=[round(m, 4) for m in medians],
+                                commit=",".join(sorted({os.path.basename(os.path.dirname(f.rstrip("/"))).rsplit(
+                                    "-", 1)[-1] for f in folders})),
+                                baseline=definition["baseline"], shape=shape_of(name, RESULT_SHAPES),
+                                measured=",".join(folders),
+                                per_run=[r["ratio"] for runs in sequences for r in runs])
+    write_baseline(benchmarks, "bench/check.py --pool-baseline " + " ".join(folders))
+
+
 def main():
     args = sys.argv[1:]
     if any(a in ("-h", "--help") for a in args):
@@ -481,6 +509,9 @@ def main():
         return 0
     if args[:1] == ["--baseline-from-results"]:
         baseline_from_results()
+        return 0
+    if args[:1] == ["--pool-baseline"] and len(args) > 1:
+        pool_baseline(args[1:])
         return 0
     rounds = int(os.environ.get("BENCH_CHECK_ROUNDS", "3"))
     selected = set(os.environ.get("BENCH_CHECK_ONLY", "apns,amqp,broadcast,jobs").split(","))
