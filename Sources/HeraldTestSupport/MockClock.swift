@@ -37,9 +37,6 @@ public final class MockClock: Sendable {
     /// Time moved since the start.
     public var elapsed: Duration { state.withLock { $0.elapsed } }
 
-    /// Tasks sleeping on this clock now.
-    public var sleeping: Int { state.withLock { $0.sleepers.count } }
-
     /// Moves time on by whole seconds.
     public func advance(bySeconds seconds: Int64) { advance(by: .seconds(seconds)) }
 
