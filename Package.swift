@@ -109,6 +109,7 @@ let package = Package(
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
 
@@ -370,6 +371,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
     ]

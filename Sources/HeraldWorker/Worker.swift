@@ -24,7 +24,8 @@ public func buildWorker(
     let postgres = PostgresClient(configuration: configuration.database.clientConfiguration, backgroundLogger: logger)
     let store = Store(
         client: postgres, logger: logger, stalls: configuration.databaseStalls,
-        probeConnection: try configuration.database.connectionConfiguration(), clock: configuration.clock)
+        probeConnection: try configuration.database.connectionConfiguration(), clock: configuration.clock,
+        metrics: configuration.storeMetrics)
     let clients = try APNSClients(
         apps: configuration.apps,
         directory: configuration.appsDirectory,

@@ -21,6 +21,9 @@ public struct WorkerConfiguration: Sendable {
     /// Time and chance for every stage (waits, backoffs and their jitter, expiry checks, paced sends): the machine's
     /// clocks, or a `MockClock` in tests.
     public var clock: HeraldClock = .system
+    /// The store's metrics (`herald_jobs_finished_total`); the default goes to the process's `MetricsSystem`. Tests
+    /// give their own factory to read them.
+    public var storeMetrics = StoreMetrics()
     /// Job messages one worker plans at once (AMQP prefetch on the jobs queue). Small jobs are delivered by the
     /// planner itself and mostly wait on round trips, so many are in hand at once: groups of up to a quarter of this
     /// share their database statements, and at 1,024 (groups of about 100) a job costs PostgreSQL and the worker about

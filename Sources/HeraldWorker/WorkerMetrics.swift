@@ -38,10 +38,4 @@ struct WorkerMetrics: Sendable {
         guard count > 0 else { return }
         Counter(label: "herald_retention_removed_total", dimensions: [("what", what)]).increment(by: count)
     }
-
-    /// Counts finished jobs by final state.
-    func jobFinished(state: String, count: Int = 1) {
-        guard count > 0 else { return }
-        Counter(label: "herald_jobs_finished_total", dimensions: [("state", state)]).increment(by: count)
-    }
 }

@@ -67,10 +67,6 @@ import Testing
                     "complete: counts", Store.addCountsQuery(completions.map(\.writeBack)),
                     .init(indexes: [PlanExpectation.job])
                 ),
-                (
-                    "complete: finish", Store.finishIfCompleteQuery(jobs: [broadcast.jobKey, small.jobKey]),
-                    .init(indexes: [PlanExpectation.job, ["batches_pending"], ["batches_pkey"]])
-                ),
                 ("recordPlanned: batch", planned.batch, .init()),
                 ("recordPlanned: cursor", planned.cursor, .init(indexes: [PlanExpectation.job])),
             ]
@@ -174,14 +170,18 @@ import Testing
                 let expected = PlanExpectation(indexes: index == 1 ? [["jobs_pkey"]] : [])
                 Self.check("herald_claim_small_jobs, statement \(index + 1)", plan, expected)
             }
-            let expectations = [
-                "herald_write_small_jobs_v3": PlanExpectation(),
-                "herald_complete_small_jobs_v5": PlanExpectation(indexes: [PlanExpectation.job, ["batches_pkey"]]),
+            // Every way `herald_end_jobs` (schemas/031) ends jobs, in the order of its RETURN QUERY statements.
+            let ends = try await Self.genericPlans(ofFunction: "herald_end_jobs", on: store)
+            let expectations: [(String, PlanExpectation)] = [
+                ("group", PlanExpectation()),
+                ("counted", PlanExpectation(indexes: [PlanExpectation.job, ["batches_pkey"]])),
+                ("complete", PlanExpectation(indexes: [PlanExpectation.job, ["batches_pending"], ["batches_pkey"]])),
+                ("stop", PlanExpectation(indexes: [PlanExpectation.job])),
+                ("record", PlanExpectation()),
             ]
-            for (name, sql) in Store.smallJobStatements {
-                let expected = try #require(expectations[name], "a new small-job statement: add its expected plan")
-                let plan = try await Self.genericPlan(of: sql, name: "plan_test_" + name, on: store)
-                Self.check(name, plan, expected)
+            #expect(ends.count == expectations.count, "a new way to end jobs: add its expected plan")
+            for ((way, expected), plan) in zip(expectations, ends) {
+                Self.check("herald_end_jobs, \(way)", plan, expected)
             }
         }
     }

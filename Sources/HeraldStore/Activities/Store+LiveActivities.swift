@@ -141,37 +141,19 @@ extension Store {
     public func endUnsentJob(
         _ job: JobKey, state: JobState, targetKind: String, reason: String?, unstartedOnly: Bool = false
     ) async throws(StoreError) -> Bool {
-        try await run("ending a job that sent nothing") {
-            let rows = try await client.query(
-                """
-                INSERT INTO jobs (id, app_id, state, target_kind, error, planned, started_at, finished_at)
-                VALUES (\(job.id), \(job.app), \(state.rawValue), \(targetKind), \(reason), true, now(), now())
-                ON CONFLICT (app_id, id) DO UPDATE SET
-                    state = EXCLUDED.state, error = EXCLUDED.error, planned = true, finished_at = now()
-                WHERE NOT herald_job_is_final(jobs.state) AND (NOT \(unstartedOnly) OR jobs.state = 'queued')
-                RETURNING 1
-                """,
-                logger: logger)
-            for try await _ in rows { return true }
-            return false
-        }
+        let ending = EndJobs(
+            unstartedOnly ? .recordUnstarted : .record,
+            [EndJobs.Item(key: job, state: state, error: reason, kind: targetKind)])
+        return try await !endJobs(ending, "ending a job that sent nothing").isEmpty
     }
 
     /// Records a broadcast's outcome: sent to the channel (`done`, one targeted and sent) or refused (`failed` with
     /// Apple's reason). Returns false if the job was already final.
     @discardableResult
     public func finishBroadcast(_ job: JobKey, sent: Bool, reason: String?) async throws(StoreError) -> Bool {
-        try await run("finishing a broadcast") {
-            let rows = try await client.query(
-                """
-                UPDATE jobs SET state = \(sent ? "done" : "failed"), error = \(reason), planned = true,
-                    targeted = 1, sent = \(sent ? 1 : 0), failed = \(sent ? 0 : 1), finished_at = now()
-                WHERE app_id = \(job.app) AND id = \(job.id) AND NOT herald_job_is_final(state)
-                RETURNING 1
-                """,
-                logger: logger)
-            for try await _ in rows { return true }
-            return false
-        }
+        let counts = EndJobs.Counts(targeted: 1, sent: sent ? 1 : 0, failed: sent ? 0 : 1)
+        let ending = EndJobs(
+            .stop, [EndJobs.Item(key: job, state: sent ? .done : .failed, error: reason, counts: counts)])
+        return try await !endJobs(ending, "finishing a broadcast").isEmpty
     }
 }

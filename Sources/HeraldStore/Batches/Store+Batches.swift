@@ -85,7 +85,7 @@ extension Store {
             ($0.key.app, $0.key.job, $0.key.seq, $0.key.attempt) < ($1.key.app, $1.key.job, $1.key.seq, $1.key.attempt)
         }
         guard !items.isEmpty else { return CompletedBatches() }
-        return try await run("completing batches") {
+        let completed = try await run("completing batches") {
             try await client.withTransaction(logger: logger) { connection in
                 let claimedRows = try await connection.query(Self.claimBatchesQuery(items), logger: logger)
                 var claimed = Set<BatchKey>()
@@ -132,6 +132,8 @@ extension Store {
                 return result
             }
         }
+        metrics.ended(completed.finished.values)
+        return completed
     }
 
     /// Adds each job's counts, then finishes those that are running, fully planned and have no pending batch left.
@@ -182,24 +184,26 @@ extension Store {
 
     /// Marks planning finished and finishes the job if every batch is already done.
     public func finishPlanning(job: JobKey) async throws(StoreError) -> JobState? {
-        try await run("finishing planning") {
+        let finished = try await run("finishing planning") {
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.query(
                     "UPDATE jobs SET planned = true WHERE app_id = \(job.app) AND id = \(job.id)", logger: logger)
                 return try await Self.finishIfComplete(jobs: [job], on: connection, logger: logger)[job]
             }
         }
+        metrics.ended(finished.map { [$0] } ?? [])
+        return finished
     }
 
-    /// Finishes each of `jobs` that is running, fully planned and has no pending batch left; returns those finished.
+    /// Finishes each of `jobs` that is running, fully planned and has no pending batch left (`herald_end_jobs`,
+    /// `complete`); returns those finished. The caller counts them once its transaction has committed.
     private static func finishIfComplete(jobs: [JobKey], on connection: PostgresConnection, logger: Logger)
         async throws -> [JobKey: JobState]
     {
-        let rows = try await connection.query(finishIfCompleteQuery(jobs: jobs), logger: logger)
+        let ended = try await endJobs(
+            EndJobs(.complete, jobs.map { EndJobs.Item(key: $0) }), on: connection, logger: logger)
         var finished: [JobKey: JobState] = [:]
-        for try await (app, id, state) in rows.decode((String, String, String).self) {
-            finished[JobKey(app: app, id: id)] = JobState(rawValue: state) ?? .done
-        }
+        for job in ended where job.ended { finished[job.key] = job.state }
         return finished
     }
 
@@ -336,35 +340,6 @@ extension Store {
             AS i(app_id, id, targeted, sent, failed, expired, retried)
         WHERE j.app_id = i.app_id AND j.id = i.id
         """
-    }
-
-    /// `complete` and `finishPlanning`: finishes the jobs `herald_job_completes` (schemas/014) says are done, with
-    /// a pending batch (or a small job's batch that has no row yet) as their work left.
-    package static func finishIfCompleteQuery(jobs: [JobKey]) -> PostgresQuery {
-        let apps = jobs.map(\.app)
-        let ids = jobs.map(\.id)
-        return """
-            WITH wanted AS (SELECT * FROM unnest(\(apps)::text[], \(ids)::text[]) AS u(app_id, id)),
-            still_pending AS (
-                -- one probe per job for its first pending batch: as an anti-join in the UPDATE the planner may scan
-                -- every pending batch per job, and as a join it walked every pending batch of every job (outside
-                -- the wanted jobs) when statistics taken while the table was nearly empty said none is pending
-                SELECT w.app_id, w.id FROM wanted w
-                CROSS JOIN LATERAL (
-                    SELECT 1 FROM batches b WHERE b.app_id = w.app_id AND b.job_id = w.id AND b.state = 'pending'
-                    LIMIT 1) AS p),
-            with_batch_rows AS (
-                SELECT w.app_id, w.id FROM wanted w
-                WHERE EXISTS (SELECT 1 FROM batches b WHERE b.app_id = w.app_id AND b.job_id = w.id))
-            UPDATE jobs j SET state = 'done', finished_at = now()
-            FROM wanted w
-            WHERE j.app_id = w.app_id AND j.id = w.id
-              AND herald_job_completes(j.state, j.planned,
-                  (j.app_id, j.id) IN (SELECT app_id, id FROM still_pending)
-                  -- a small job started in a group has a batch but no batch row: only its own completion ends it
-                  OR (j.batches > 0 AND (j.app_id, j.id) NOT IN (SELECT app_id, id FROM with_batch_rows)))
-            RETURNING j.app_id, j.id, j.state
-            """
     }
 
     /// `recordPlanned`: the batch row, then the cursor moved past it (only while the job runs).

@@ -17,6 +17,8 @@ public struct Store: Sendable {
     let probeConnection: PostgresConnection.Configuration?
     /// Time for the stall watchdog and the outage probe's waits.
     public let clock: HeraldClock
+    /// `herald_jobs_finished_total`, counted from what `herald_end_jobs` ends.
+    public let metrics: StoreMetrics
 
     /// - Parameter probeConnection: the server, for the outage probe's own connections. With it, a ping opens a
     ///   connection of its own, so a down server is seen at once (a lease from the pool waits for PostgresNIO's
@@ -24,13 +26,15 @@ public struct Store: Sendable {
     ///   go through the pool.
     public init(
         client: PostgresClient, logger: Logger, stalls: StallPolicy = StallPolicy(),
-        probeConnection: PostgresConnection.Configuration? = nil, clock: HeraldClock = .system
+        probeConnection: PostgresConnection.Configuration? = nil, clock: HeraldClock = .system,
+        metrics: StoreMetrics = StoreMetrics()
     ) {
         self.client = client
         self.logger = logger
         self.stalls = stalls
         self.probeConnection = probeConnection
         self.clock = clock
+        self.metrics = metrics
     }
 
     /// Runs `body`, turning any PostgreSQL error into a `StoreError` that is safe to log.

@@ -171,36 +171,17 @@ extension Store {
     /// Cancels a job that is queued, scheduled or running: nothing more of it is sent. Returns the state it had, or
     /// nil if there is no such job or it was already final.
     public func cancelJob(_ job: JobKey) async throws(StoreError) -> JobState? {
-        try await run("cancelling a job") {
-            let rows = try await client.query(
-                """
-                WITH before AS (SELECT state FROM jobs WHERE app_id = \(job.app) AND id = \(job.id) FOR UPDATE)
-                UPDATE jobs SET state = 'cancelled', finished_at = now(), error = 'cancelled'
-                FROM before WHERE jobs.app_id = \(job.app) AND jobs.id = \(job.id)
-                  AND NOT herald_job_is_final(before.state)
-                RETURNING before.state
-                """,
-                logger: logger
-            )
-            for try await state in rows.decode(String.self) { return JobState(rawValue: state) }
-            return nil
-        }
+        let ended = try await endJobs(
+            EndJobs(.stop, [EndJobs.Item(key: job, state: .cancelled, error: "cancelled")]), "cancelling a job")
+        return ended.first?.before
     }
 
     /// Stops a job because APNs rejected it as a whole. Returns true only for the one caller that made the change,
     /// so that the job is parked once however many workers saw the rejection.
     public func failJob(_ job: JobKey, reason: String) async throws(StoreError) -> Bool {
-        try await run("failing a job") {
-            let rows = try await client.query(
-                """
-                UPDATE jobs SET state = 'failed', error = \(reason), finished_at = now()
-                WHERE app_id = \(job.app) AND id = \(job.id) AND NOT herald_job_is_final(state) RETURNING 1
-                """,
-                logger: logger
-            )
-            for try await _ in rows { return true }
-            return false
-        }
+        let ended = try await endJobs(
+            EndJobs(.stop, [EndJobs.Item(key: job, state: .failed, error: reason)]), "failing a job")
+        return !ended.isEmpty
     }
 
     /// Deletes finished jobs (with their batches and badge records) older than the idempotency retention window, in

@@ -2,14 +2,6 @@ import HeraldCore
 import Logging
 import PostgresNIO
 
-/// A job's state as PostgreSQL records it.
-public enum JobState: String, Sendable, Hashable, Codable, CaseIterable {
-    case queued, scheduled, running, done, failed, cancelled
-
-    /// Whether the job will not run again.
-    public var isFinal: Bool { self == .done || self == .failed || self == .cancelled }
-}
-
 /// What happened to a job's notifications so far.
 public struct JobCounters: Sendable, Hashable, Codable {
     public var targeted: Int = 0
@@ -71,30 +63,13 @@ extension Store {
 
     /// Marks a job finished with its final state and, for a failed job, the reason.
     public func finishJob(_ job: JobKey, state: JobState, error: String? = nil) async throws(StoreError) {
-        try await run("finishing a job") {
-            try await client.query(
-                """
-                UPDATE jobs SET state = \(state.rawValue), error = \(error), finished_at = now()
-                WHERE app_id = \(job.app) AND id = \(job.id) AND NOT herald_job_is_final(state)
-                """,
-                logger: logger
-            )
-        }
+        try await endJobs(EndJobs(.stop, [EndJobs.Item(key: job, state: state, error: error)]), "finishing a job")
     }
 
     /// Records a job that was rejected before delivery (unknown app, invalid notification) as failed.
     public func recordRejectedJob(id: String, app: String, reason: String) async throws(StoreError) {
-        try await run("recording a rejected job") {
-            try await client.query(
-                """
-                INSERT INTO jobs (id, app_id, state, target_kind, error, finished_at)
-                VALUES (\(id), \(app), 'failed', 'unknown', \(reason), now())
-                ON CONFLICT (app_id, id) DO UPDATE SET state = 'failed', error = EXCLUDED.error, finished_at = now()
-                WHERE NOT herald_job_is_final(jobs.state)
-                """,
-                logger: logger
-            )
-        }
+        let job = EndJobs.Item(key: JobKey(app: app, id: id), state: .failed, error: reason, kind: "unknown")
+        try await endJobs(EndJobs(.record, [job]), "recording a rejected job")
     }
 
     /// The app's job with `id`, if any.

@@ -61,7 +61,7 @@ extension Store {
         let progress = ClaimProgress<Value>()
         let (client, logger) = (self.client, self.logger)
         do {
-            let value = try await abandoningIfStalled("claiming small jobs") {
+            let (value, ended) = try await abandoningIfStalled("claiming small jobs") {
                 try await client.withTransaction(logger: logger) { connection in
                     let claimed: Set<JobKey>
                     do {
@@ -81,15 +81,15 @@ extension Store {
                     progress.update { $0.sends = sending }
                     let (value, rows) = try await sending.value
                     progress.update { $0.delivered = (value, rows) }
-                    guard !rows.isEmpty else { return value }
                     do {
-                        for try await _ in try await connection.execute(WriteSmallJobs(rows), logger: logger) {}
+                        let ended = try await Self.endJobs(EndJobs(group: rows), on: connection, logger: logger)
+                        return (value, ended)
                     } catch {
                         throw Self.storeError(error, what: "writing small jobs")
                     }
-                    return value
                 }
             }
+            metrics.ended(ended)
             return .delivered(value)
         } catch {
             let state = progress.giveUp()
@@ -119,10 +119,7 @@ extension Store {
     /// Writes small jobs' rows outside a claim: for a group that was sent but whose claim could not write them.
     /// A row whose job another delivery wrote meanwhile is left as that one wrote it.
     public func writeSmallJobs(_ rows: [SmallJobRow]) async throws(StoreError) {
-        guard !rows.isEmpty else { return }
-        try await run("writing small jobs") {
-            for try await _ in try await client.execute(WriteSmallJobs(rows), logger: logger) {}
-        }
+        try await endJobs(EndJobs(group: rows), "writing small jobs")
     }
 
     /// Locks the jobs (without waiting) and drops those that another group holds or whose row exists and is not
@@ -180,19 +177,13 @@ extension Store {
         guard !plain.isEmpty else { return result }
         // Sorted, so that concurrent completions lock job rows in the same order.
         let items = plain.values.sorted { $0.key.jobKey < $1.key.jobKey }
-        let sums = items.map(\.writeBack)
-        let statement = CompleteSmallJobs(
-            apps: items.map(\.key.app), ids: items.map(\.key.job), targeted: sums.map { Int64($0.targeted) },
-            sent: sums.map { Int64($0.sent) }, failed: sums.map { Int64($0.rejectedTokens) },
-            expired: sums.map { Int64($0.expired) }, retried: sums.map { Int64($0.retried) }
-        )
-        let written = try await run("completing small jobs") {
-            var written: [JobKey: JobState] = [:]
-            for try await (app, id, state) in try await client.execute(statement, logger: logger) {
-                written[JobKey(app: app, id: id)] = JobState(rawValue: state) ?? .failed
-            }
-            return written
-        }
+        let statement = EndJobs(
+            .counted,
+            items.map {
+                EndJobs.Item(key: $0.key.jobKey, counts: EndJobs.Counts($0.writeBack))
+            })
+        var written: [JobKey: JobState] = [:]
+        for job in try await endJobs(statement, "completing small jobs") { written[job.key] = job.state }
         for item in items {
             guard let state = written[item.key.jobKey] else { continue }
             result.pruned[item.key] = 0
@@ -201,111 +192,6 @@ extension Store {
         }
         return result
     }
-}
-
-extension Store {
-    /// The prepared statements of the small-job path (name and SQL), for the tests that hold their generic plans to
-    /// their indexes (QueryPlanTests).
-    package static var smallJobStatements: [(name: String, sql: String)] {
-        [(WriteSmallJobs.name, WriteSmallJobs.sql), (CompleteSmallJobs.name, CompleteSmallJobs.sql)]
-    }
-}
-
-// The two statements of every group of small jobs, prepared once per connection: parsing and planning them anew
-// each time was about a third of the database's time per group.
-
-/// `Store.claimSmallJobs`: the group's rows, each new or taking over the row the API enqueued (a cancel that came
-/// first keeps its state).
-private struct WriteSmallJobs: PostgresPreparedStatement {
-    static let name = "herald_write_small_jobs_v3"
-    // Each job is running, fully planned, and its one batch has work left when it had something beyond counts to
-    // write (`SmallJobRow.done` is nil): `herald_job_completes` (schemas/014) says whether it is done.
-    static let sql = """
-        INSERT INTO jobs AS j (id, app_id, state, target_kind, spec, published_at, started_at, finished_at, planned,
-                               batches, plan_cursor, targeted, sent, failed, expired, retried)
-        SELECT i.id, i.app, CASE WHEN i.completes THEN 'done' ELSE 'running' END, 'tokens', nullif(i.spec, '')::jsonb,
-               to_timestamp(i.published / 1000.0), now(), CASE WHEN i.completes THEN clock_timestamp() END, true, 1,
-               i.cursor, i.targeted, i.sent, i.failed, i.expired, i.retried
-        FROM (SELECT u.*, herald_job_completes('running', true, NOT u.done) AS completes
-              FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::boolean[], $7::bigint[],
-                          $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[])
-                  AS u(id, app, spec, published, cursor, done, targeted, sent, failed, expired, retried)) AS i
-        ON CONFLICT (app_id, id) DO UPDATE SET state = EXCLUDED.state, started_at = EXCLUDED.started_at,
-            finished_at = EXCLUDED.finished_at, planned = true, batches = 1, plan_cursor = EXCLUDED.plan_cursor,
-            targeted = EXCLUDED.targeted, sent = EXCLUDED.sent, failed = EXCLUDED.failed, expired = EXCLUDED.expired,
-            retried = EXCLUDED.retried
-        WHERE j.state = 'queued'
-        """
-    typealias Row = ()
-
-    let rows: [SmallJobRow]
-
-    init(_ rows: [SmallJobRow]) { self.rows = rows }
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 11)
-        bindings.append(rows.map(\.id))
-        bindings.append(rows.map(\.app))
-        // A done job's spec is not kept: nothing reads it again.
-        bindings.append(rows.map { $0.done == nil ? $0.spec : "" })
-        bindings.append(rows.map(\.publishedAt))
-        bindings.append(rows.map { String($0.tokenCount) })
-        bindings.append(rows.map { $0.done != nil })
-        bindings.append(rows.map { Int64($0.done?.targeted ?? 0) })
-        bindings.append(rows.map { Int64($0.done?.sent ?? 0) })
-        bindings.append(rows.map { Int64($0.done?.rejectedTokens ?? 0) })
-        bindings.append(rows.map { Int64($0.done?.expired ?? 0) })
-        bindings.append(rows.map { Int64($0.done?.retried ?? 0) })
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { () }
-}
-
-/// `Store.completeSmallJobs`: adds each job's counts and marks the running ones done (stopped ones keep their state),
-/// unless the job is already done or has batch rows (a redelivery took the one-by-one path). Returns the jobs it
-/// wrote, with their state afterwards.
-private struct CompleteSmallJobs: PostgresPreparedStatement {
-    static let name = "herald_complete_small_jobs_v5"
-    // Driven from the group's rows: one primary-key probe of jobs (and of batches, for the anti-join) per job.
-    // An earlier form also had `j.id = ANY($1)`; the planner, estimating that almost no job is running, then took
-    // the jobs found that way as the outer side of a nested loop and scanned the whole unnest for each of them:
-    // quadratic in the group, about 80 µs a job for a group of 256.
-    static let sql = """
-        UPDATE jobs j SET state = CASE WHEN herald_job_completes(j.state, j.planned, false) THEN 'done' ELSE j.state END,
-            finished_at = CASE WHEN herald_job_completes(j.state, j.planned, false) THEN now() ELSE j.finished_at END,
-            targeted = j.targeted + i.targeted, sent = j.sent + i.sent, failed = j.failed + i.failed,
-            expired = j.expired + i.expired, retried = j.retried + i.retried
-        FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
-            AS i(app_id, id, targeted, sent, failed, expired, retried)
-        WHERE j.app_id = i.app_id AND j.id = i.id
-          AND j.state IN ('running', 'failed', 'cancelled')
-          AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.app_id = i.app_id AND b.job_id = i.id)
-        RETURNING j.app_id, j.id, j.state
-        """
-    typealias Row = (String, String, String)
-
-    var apps: [String]
-    var ids: [String]
-    var targeted: [Int64]
-    var sent: [Int64]
-    var failed: [Int64]
-    var expired: [Int64]
-    var retried: [Int64]
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 7)
-        bindings.append(apps)
-        bindings.append(ids)
-        bindings.append(targeted)
-        bindings.append(sent)
-        bindings.append(failed)
-        bindings.append(expired)
-        bindings.append(retried)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode((String, String, String).self) }
 }
 
 /// How far a claim of small jobs got, for what to do when it fails.

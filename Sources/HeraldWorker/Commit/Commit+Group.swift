@@ -30,7 +30,6 @@ extension Commit {
             done += 1
         }
         metrics.batchesCompleted.increment(by: done)
-        metrics.jobFinished(state: JobState.done.rawValue, count: done)
         for job in sent.appGone {
             let stopped = try await stopJob(
                 job, reason: DeliveryUnit.appGone(job), batch: DeliveryUnit.firstBatch(of: job))
@@ -56,7 +55,6 @@ extension Commit {
             }
             metrics.batchesCompleted.increment()
             let finished = completed.finished[completion.key.jobKey]
-            if let finished { metrics.jobFinished(state: finished.rawValue) }
             outcomes[completion.key.jobKey] = .completed(jobFinished: finished)
         }
         for (job, _) in sent.stopped {

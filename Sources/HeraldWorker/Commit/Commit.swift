@@ -135,7 +135,6 @@ struct Commit: Sendable {
             return .alreadyDone
         }
         metrics.batchesCompleted.increment()
-        if let state = result.jobFinished { metrics.jobFinished(state: state.rawValue) }
         return .completed(jobFinished: result.jobFinished)
     }
 
@@ -159,7 +158,6 @@ struct Commit: Sendable {
             origin: configuration.topology.jobs
         )
         metrics.jobsParked.increment()
-        metrics.jobFinished(state: JobState.failed.rawValue)
         return true
     }
 

@@ -96,7 +96,6 @@ struct BatchConsumer: Sendable {
                 key.jobKey, reason: "batch \(key.seq) (attempt \(key.attempt)): \(reason)")
         }
         if stopped == true {
-            metrics.jobFinished(state: JobState.failed.rawValue)
             configuration.onJobHandled?(.finished(app: key.app, id: key.job, state: .failed))
         }
     }

@@ -155,9 +155,7 @@ struct Planner: Sendable {
     }
 
     private func finishPlanning(_ job: PreparedJob) async throws -> JobState? {
-        let finished = try await store.finishPlanning(job: job.key)
-        if let finished { metrics.jobFinished(state: finished.rawValue) }
-        return finished
+        try await store.finishPlanning(job: job.key)
     }
 
     /// Publishes the tokens' batches from `start`.
