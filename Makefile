@@ -12,7 +12,7 @@ STATE_DIR  := .state
 SERVICES_ENV := $(STATE_DIR)/services.env
 FORMAT_PATHS := Sources Tests Plugins Package.swift
 SHELL_SCRIPTS := deploy/dev/services.sh deploy/dev/demo.sh deploy/dev/cluster.sh deploy/dev/cluster-test.sh deploy/dev/test-pairs.sh \
-	deploy/dev/man.sh \
+	deploy/dev/man.sh scripts/check-clock.sh \
 	deploy/compose/sim-credentials.sh deploy/compose/secrets.sh .ci/run deploy/dist/dist.sh deploy/dist/check-deb.sh deploy/dist/context.sh \
 	deploy/dist/debian/postinst deploy/dist/debian/prerm deploy/dist/debian/postrm
 BENCH_SRC  := bench/amqp-baseline.c
@@ -145,6 +145,7 @@ demo: services-up ## Build herald and run `herald demo` end to end on the dev se
 lint: ## swift format lint (if the toolchain has it) + bash -n (and shellcheck, if installed) on shell scripts
 	@for f in $(SHELL_SCRIPTS); do bash -n "$$f" || exit 1; done; echo "bash -n: ok"
 	@if command -v shellcheck >/dev/null 2>&1; then shellcheck $(SHELL_SCRIPTS) && echo "shellcheck: ok"; fi
+	@sh scripts/check-clock.sh
 	@if $(SWIFT) format --version >/dev/null 2>&1; then \
 		$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS); \
 		echo "swift format lint: ok"; \

@@ -116,7 +116,9 @@ let package = Package(
         // MARK: Messaging and operations: what every process shares
         .target(
             name: "HeraldMessaging",
-            dependencies: ["RabbitMQ"]
+            dependencies: [
+                "HeraldCore", "RabbitMQ",
+            ]
         ),
         .target(
             name: "HeraldOperations",

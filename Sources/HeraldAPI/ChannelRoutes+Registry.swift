@@ -86,7 +86,7 @@ public struct ChannelRegistry: Sendable {
 
     /// Deletes every channel of the app in its environment whose event ended before `now`, one by one: a failure
     /// leaves that channel recorded and goes on with the next.
-    public func collectGarbage(now: Date = Date()) async throws -> [Collected] {
+    public func collectGarbage(now: Date = HeraldClock.system.date) async throws -> [Collected] {
         var collected: [Collected] = []
         for channel in try await store.endedChannels(app: app.id, before: now) where channel.environment == environment
         {

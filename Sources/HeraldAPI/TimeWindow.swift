@@ -17,7 +17,7 @@ public enum RFC3339Milliseconds {
 /// cannot hold.
 public enum TimeWindow {
     /// Milliseconds since 1970 for `text`, or nil if it is neither form.
-    public static func milliseconds(_ text: String, now: Date = Date()) -> Int64? {
+    public static func milliseconds(_ text: String, now: Date = HeraldClock.system.date) -> Int64? {
         let nowMillis = Int64(now.timeIntervalSince1970 * 1000)
         let digits = text.utf8.dropLast()
         if let unit = text.last, !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {

@@ -57,7 +57,8 @@ struct BenchAMQPCommand: AsyncParsableCommand {
         configuration.connectionName = "herald-bench"
         let publisher = try await AMQPConnection.connect(configuration, logger: logger)
         let consumer = try await AMQPConnection.connect(configuration, logger: logger)
-        let queue = "herald-bench-\(UInt32.random(in: 0...UInt32.max))"
+        var generator = SystemRandomNumberGenerator()  // a name, not chance
+        let queue = "herald-bench-\(UInt32.random(in: 0...UInt32.max, using: &generator))"
         _ = try await publisher.declareQueue(queue, durable: true, arguments: ["x-queue-type": .string(queueType)])
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: size)
 

@@ -2,6 +2,7 @@ import APNSCore
 import APNSTransport
 import ArgumentParser
 import Foundation
+import HeraldCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -53,7 +54,7 @@ struct BenchAPNSCommand: AsyncParsableCommand {
         let pem = try String(contentsOfFile: keyFile, encoding: .utf8)
         let ca = try String(contentsOfFile: caFile, encoding: .utf8)
         let signer = try ProviderTokenSigner(teamID: "BENCHTEAM1", keyID: "BENCHKEY01", pemKey: pem)
-        let cache = ProviderTokenCache(signer: signer) { Int64(Date().timeIntervalSince1970) }
+        let cache = ProviderTokenCache(signer: signer) { HeraldClock.system.unixSeconds }
         var configuration = APNSClientConfiguration(
             endpoint: .init(host: host, port: url.port ?? 443),
             authentication: .token(cache),

@@ -66,7 +66,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         let databaseURL = try services.resolvedDatabaseURL()
         let database = try DatabaseConfiguration(url: databaseURL)
         let app = "com.herald.bench"
-        let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        var generator = SystemRandomNumberGenerator()  // a name, not chance
+        let run = String(UInt32.random(in: 0...UInt32.max, using: &generator), radix: 36)
         let prefix = "bench-\(run)"
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(prefix).path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -106,20 +107,20 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             while try await connection.declareQueue(
                 topology.jobs, durable: true, arguments: topology.workQueueArguments
             ).consumerCount < workers {
-                try await Task.sleep(for: .milliseconds(50))
+                try await HeraldClock.system.sleep(.milliseconds(50))
             }
 
             FileHandle.standardError.write(Data("publishing…\n".utf8))
             // The run ends when the last result was written (its row's time), not when the polling below notices:
             // that would add up to two polling intervals.
-            let startedAt = Date().timeIntervalSince1970 * 1000
+            let startedAt = HeraldClock.system.unixTime() * 1000
             if isBroadcast {
                 let job = Job(id: prefix, app: app, target: .all, notification: Self.notification)
                 try await connection.publish(
                     Array(try JSONEncoder().encode(job)), routingKey: topology.jobs,
                     properties: Self.jobProperties(id: prefix))
                 while try await store.job(app: app, id: prefix)?.state.isFinal != true {
-                    try await Task.sleep(for: .milliseconds(20))
+                    try await HeraldClock.system.sleep(.milliseconds(20))
                 }
             } else {
                 // Published in chunks of a quarter of the window, up to four chunks unconfirmed: one wait per
@@ -133,7 +134,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                         if number >= 4 { try await group.next() }
                         let end = min(start + chunk, count)
                         group.addTask {
-                            let now = Int64(Date().timeIntervalSince1970)
+                            let now = HeraldClock.system.unixSeconds
                             try await connection.publish(
                                 contentsOf: try (start..<end).map { i in
                                     let job = Job(
@@ -154,10 +155,10 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                 while try await connection.declareQueue(
                     topology.jobs, durable: true, arguments: topology.workQueueArguments
                 ).messageCount > 0 {
-                    try await Task.sleep(for: .milliseconds(100))
+                    try await HeraldClock.system.sleep(.milliseconds(100))
                 }
                 while try await store.finishedJobCount(app: app, idPrefix: prefix + "-") < count {
-                    try await Task.sleep(for: .milliseconds(100))
+                    try await HeraldClock.system.sleep(.milliseconds(100))
                 }
             }
             let rss = processes.map { Self.peakRSSMegabytes(pid: $0.processIdentifier) }.max() ?? 0
@@ -211,7 +212,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
 
     /// A job message's properties, as a producer sets them: its id, when it was published (s since 1970), and the
     /// broker priority of its notification (the bench's are at APNs' default, 10).
-    private static func jobProperties(id: String, publishedAt: Int64 = Int64(Date().timeIntervalSince1970))
+    private static func jobProperties(id: String, publishedAt: Int64 = HeraldClock.system.unixSeconds)
         -> AMQPProperties
     {
         AMQPProperties(

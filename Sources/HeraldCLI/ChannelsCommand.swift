@@ -195,7 +195,8 @@ struct CollectChannels: AsyncParsableCommand {
         let dryRun = self.dryRun
         let failures = try await options.withRegistry { (registry) async throws -> Int in
             if dryRun {
-                let ended = try await registry.store.endedChannels(app: registry.app.id, before: Date())
+                let ended = try await registry.store.endedChannels(
+                    app: registry.app.id, before: HeraldClock.system.date)
                 for channel in ended { print("would delete \(ChannelTable.describe(channel))") }
                 return 0
             }

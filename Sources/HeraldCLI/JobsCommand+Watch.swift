@@ -51,7 +51,7 @@ struct WatchJob: AsyncParsableCommand {
                     Self.say(line)
                     last = line
                 }
-                try await Task.sleep(for: .milliseconds(Int(interval * 1000)))
+                try await HeraldClock.system.sleep(.milliseconds(Int(interval * 1000)))
             }
         }
         Self.say(JobProgressText.summary(final))
@@ -74,7 +74,7 @@ struct WatchJob: AsyncParsableCommand {
                 say("waiting for job \(selection.id) of app \(app) to reach a worker…")
                 said = true
             }
-            try await Task.sleep(for: .milliseconds(Int(min(interval, 1) * 1000)))
+            try await HeraldClock.system.sleep(.milliseconds(Int(min(interval, 1) * 1000)))
         }
         return JobKey(app: app, id: selection.id)
     }

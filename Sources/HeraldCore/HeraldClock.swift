@@ -39,6 +39,9 @@ public struct HeraldClock: Sendable {
     /// Wall-clock time in milliseconds since 1970.
     public var unixMilliseconds: Int64 { Int64(unixTime() * 1000) }
 
+    /// Wall-clock time as a `Date`, for the APIs that take one.
+    public var date: Date { Date(timeIntervalSince1970: unixTime()) }
+
     /// Waits until `deadline` on the monotonic clock; returns at once if it has passed.
     public func sleep(until deadline: ContinuousClock.Instant) async throws {
         let left = now().duration(to: deadline)

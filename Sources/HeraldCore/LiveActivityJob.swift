@@ -65,7 +65,7 @@ public final class LiveActivityJob: Sendable {
 
     /// Reads and checks a job's Live Activity fields; nil for a job of another push type (which may not use the
     /// Live Activity targets).
-    init?(_ job: Job) throws(JobError) {
+    init?(_ job: Job, now: Int64) throws(JobError) {
         let target = job.target
         guard job.notification.pushType == PushType.liveactivity.rawValue else {
             switch target {
@@ -87,7 +87,7 @@ public final class LiveActivityJob: Sendable {
             }
             // The newest event wins, on the device and in Herald's record of the activity: one from the future
             // would make every later one look old.
-            guard seconds <= Int64(Date().timeIntervalSince1970) + Self.maximumTimestampLead else {
+            guard seconds <= now + Self.maximumTimestampLead else {
                 throw JobError(
                     .invalidNotification, "aps.timestamp is more than an hour ahead of now (seconds since 1970)")
             }

@@ -145,8 +145,10 @@ extension PreparedJob {
         return try prepare(try Job(json: value), makeID: makeID)
     }
 
-    /// Validates a decoded job.
-    public static func prepare(_ job: Job, makeID: () -> String) throws(JobError) -> PreparedJob {
+    /// Validates a decoded job. `now` (seconds since 1970) bounds a Live Activity event's timestamp.
+    public static func prepare(
+        _ job: Job, makeID: () -> String, now: Int64 = HeraldClock.system.unixSeconds
+    ) throws(JobError) -> PreparedJob {
         guard !job.app.isEmpty else { throw JobError(.malformed, "app is empty") }
         try JobLimits.check(job)
 
@@ -192,7 +194,7 @@ extension PreparedJob {
         case .channel(let id):
             audience = .channel(id)
         }
-        let liveActivity = try LiveActivityJob(job)
+        let liveActivity = try LiveActivityJob(job, now: now)
 
         var sendAt: Int64? = nil
         if let text = job.sendAt {

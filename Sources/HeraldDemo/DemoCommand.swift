@@ -203,11 +203,11 @@ struct DemoScenario {
         while statuses.count < jobs.count || statuses.values.contains(where: { !$0.state.isFinal }) {
             guard ContinuousClock.now < deadline else { break }
             for job in jobs { statuses[job.id] = try await store.job(app: Self.app, id: job.id) }
-            try await Task.sleep(for: .milliseconds(200))
+            try await HeraldClock.system.sleep(.milliseconds(200))
         }
         var parkedAfter = try await connection.queueMessageCount(topology.parked)
         while parkedAfter < parkedBefore + 2, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
+            try await HeraldClock.system.sleep(.milliseconds(100))
             parkedAfter = try await connection.queueMessageCount(topology.parked)
         }
         // 6. One Live Activity from its start to its end.

@@ -63,7 +63,7 @@ struct DemoLiveActivity {
                 Array(try JSONEncoder().encode(job)), routingKey: topology.jobs,
                 properties: AMQPProperties(
                     contentType: "application/json", messageID: step.id,
-                    timestamp: Int64(Date().timeIntervalSince1970), priority: job.brokerPriority(bulk: false)))
+                    timestamp: HeraldClock.system.unixSeconds, priority: job.brokerPriority(bulk: false)))
             let state = try await waitUntilFinal(step.id)
             let sent = simulator.records.dropFirst(before).filter { $0.pushType == "liveactivity" }
             let expected = step.event == "start" ? startToken.hex : updateToken.hex
@@ -94,7 +94,7 @@ struct DemoLiveActivity {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if let state = try await store.job(app: app, id: id)?.state, state.isFinal { return state }
-            try await Task.sleep(for: .milliseconds(100))
+            try await HeraldClock.system.sleep(.milliseconds(100))
         }
         return .running
     }

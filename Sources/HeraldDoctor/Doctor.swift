@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import HeraldMessaging
 import Logging
 import NIOCore
@@ -41,7 +42,7 @@ public struct Doctor: Sendable {
             environment: [String: String] = ProcessInfo.processInfo.environment,
             timeout: Duration = .seconds(10),
             expiryWarning: Duration = .seconds(30 * 24 * 3600),
-            now: @escaping @Sendable () -> Date = { Date() }
+            now: @escaping @Sendable () -> Date = { HeraldClock.system.date }
         ) {
             self.amqpURL = amqpURL
             self.databaseURL = databaseURL

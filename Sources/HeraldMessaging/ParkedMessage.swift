@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import RabbitMQ
 
 /// What an operator may see of a parked message: its headers, read and bounded, and the job id and app if its body
@@ -51,7 +52,8 @@ package struct ParkedMessage: Sendable, Hashable, Encodable {
     static let peekLimit = 1 << 20
 
     /// Reads `delivery`'s headers and, for a JSON body within `peekLimit`, its job id and app.
-    package init(_ delivery: AMQPDelivery) {
+    /// - Parameter now: the time (seconds since 1970) a parking time may not be more than a day beyond.
+    package init(_ delivery: AMQPDelivery, now: Int64 = HeraldClock.system.unixSeconds) {
         let headers = delivery.properties.headers
         let death = Self.firstDeath(headers)
         reason =
@@ -61,7 +63,7 @@ package struct ParkedMessage: Sendable, Hashable, Encodable {
             Self.text(headers[ParkingHeader.originQueue], limit: Self.queueNameLimit)
             ?? Self.text(headers["x-first-death-queue"], limit: Self.queueNameLimit)
         attempts = Self.integer(headers[ParkingHeader.attempts], in: 0...1_000_000).map(Int.init)
-        let plausible: ClosedRange<Int64> = 0...Int64(Date().timeIntervalSince1970) + 86_400
+        let plausible: ClosedRange<Int64> = 0...now + 86_400
         parkedAt =
             Self.integer(headers[ParkingHeader.parkedAt], in: plausible)
             ?? Self.integer(death?["time"], in: plausible)

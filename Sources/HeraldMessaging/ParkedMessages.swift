@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import RabbitMQ
 
 /// What an operator does with `herald.parked` (`herald parked list|replay|purge`) and what the workers' retention
@@ -119,7 +120,7 @@ package struct ParkedMessages: Sendable {
         return properties
     }
 
-    package static func now() -> Int64 { Int64(Date().timeIntervalSince1970) }
+    package static func now() -> Int64 { HeraldClock.system.unixSeconds }
 
     enum Action {
         case keep
@@ -169,7 +170,7 @@ package struct ParkedMessages: Sendable {
             }
             guard let delivery = try await reader.get() else { break }
             result.scanned += 1
-            let message = ParkedMessage(delivery)
+            let message = ParkedMessage(delivery, now: now)
             guard filter.matches(message, now: now) else { continue }
             switch try await act(delivery, message) {
             case .keep:

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import RabbitMQ
 
 /// Publishes messages that can never succeed to the parking queue, with the reason, the attempts and the origin
@@ -9,10 +10,13 @@ import RabbitMQ
 package struct Parking: Sendable {
     package let publisher: any MessagePublishing
     package let topology: Topology
+    /// The parking time's clock.
+    package let clock: HeraldClock
 
-    package init(publisher: any MessagePublishing, topology: Topology) {
+    package init(publisher: any MessagePublishing, topology: Topology, clock: HeraldClock = .system) {
         self.publisher = publisher
         self.topology = topology
+        self.clock = clock
     }
 
     /// Publishes `body` to the parking queue (or `queue`, such as the webhooks' own), persistent, mandatory and
@@ -32,7 +36,7 @@ package struct Parking: Sendable {
         properties.headers[ParkingHeader.reason] = .string(String(reason.prefix(1000)))
         properties.headers[ParkingHeader.originQueue] = .string(origin)
         properties.headers[ParkingHeader.attempts] = .int(Int64(attempts))
-        properties.headers[ParkingHeader.parkedAt] = .int(Int64(Date().timeIntervalSince1970))
+        properties.headers[ParkingHeader.parkedAt] = .int(clock.unixSeconds)
         try await publisher.publish(
             body, exchange: "", routingKey: queue ?? topology.parked, properties: properties, mandatory: true)
     }

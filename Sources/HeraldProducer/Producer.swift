@@ -19,6 +19,8 @@ public struct ProducerConfiguration: Sendable {
     public var exchange: String = ""
     /// Run on every new connection before the first publish, e.g. to declare the topology.
     public var prepareConnection: (@Sendable (AMQPConnection) async throws -> Void)? = nil
+    /// Time: the messages' timestamps and the wait of `answers(within:)`.
+    public var clock: HeraldClock = .system
 
     public init(amqp: AMQPConfiguration, queue: String = Topology().jobs) {
         self.amqp = amqp
@@ -107,7 +109,7 @@ public actor Producer {
             contentType: "application/json",
             messageID: prepared.id,
             persistent: true,
-            timestamp: Int64(Date().timeIntervalSince1970),
+            timestamp: configuration.clock.unixSeconds,
             priority: prepared.brokerPriority(bulk: false)
         )
         // One retry on a fresh connection if the old one was lost: the job id makes a duplicate harmless.
@@ -148,8 +150,9 @@ public actor Producer {
                 if answered.isFirst() { continuation.resume(returning: value) }
             }
             Task { answer(await attempt.value) }
+            let clock = configuration.clock
             Task {
-                try? await Task.sleep(for: timeout)
+                try? await clock.sleep(timeout)
                 answer(false)
             }
         }

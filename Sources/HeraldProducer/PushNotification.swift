@@ -55,7 +55,7 @@ public struct PushNotification: Sendable, Hashable {
     public static func liveActivity(
         _ event: LiveActivityEvent,
         contentState: [String: PayloadValue],
-        timestamp: Date = Date()
+        timestamp: Date = HeraldClock.system.date
     ) -> PushNotification {
         PushNotification(
             payload: APNSPayload(

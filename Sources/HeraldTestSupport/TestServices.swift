@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import HeraldStore
 import Logging
 import PostgresNIO
@@ -29,7 +30,8 @@ public enum TestServices {
 
     /// A short random suffix for names that must not collide between tests.
     public static func uniqueName(_ prefix: String) -> String {
-        prefix + "_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        var generator = SystemRandomNumberGenerator()  // a name, not chance
+        return prefix + "_" + String(UInt64.random(in: 0...UInt64.max, using: &generator), radix: 36)
     }
 }
 
@@ -92,7 +94,7 @@ public enum TemporaryDatabase {
                         while try await connection.query(
                             "SELECT count(*) FROM pg_stat_activity WHERE datname = \(building)", logger: logger
                         ).collect().first?.decode(Int.self) != 0 {
-                            try await Task.sleep(for: .milliseconds(20))
+                            try await HeraldClock.system.sleep(.milliseconds(20))
                         }
                         try await connection.query(
                             "ALTER DATABASE \(unescaped: building) RENAME TO \(unescaped: name)", logger: logger)

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldCore
 import Logging
 import PostgresNIO
 
@@ -24,7 +25,7 @@ public struct ActivityChannel: Sendable, Hashable {
 
     public init(
         app: String, id: String, environment: String, storagePolicy: Int, label: String? = nil, endsAt: Date? = nil,
-        createdAt: Date = Date()
+        createdAt: Date = HeraldClock.system.date
     ) {
         self.app = app
         self.id = id

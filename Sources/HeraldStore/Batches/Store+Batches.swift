@@ -203,7 +203,7 @@ extension Store {
         let ended = try await endJobs(
             EndJobs(.complete, jobs.map { EndJobs.Item(key: $0) }), on: connection, logger: logger)
         var finished: [JobKey: JobState] = [:]
-        for job in ended where job.ended { finished[job.key] = job.state }
+        for job in ended where job.ended { if let key = job.key { finished[key] = job.state } }
         return finished
     }
 

@@ -5,13 +5,16 @@ import PostgresNIO
 
 /// A job `herald_end_jobs` (schemas/031) wrote.
 public struct EndedJob: Sendable, Hashable {
-    public var key: JobKey
+    /// The job; nil on a row that stands for several (`jobs`): what a small-job group returns.
+    public var key: JobKey?
     /// Its state now.
     public var state: JobState
     /// Whether this call ended it (a final state it did not have before).
     public var ended: Bool
     /// The state it had, where the way of ending says it (nil otherwise, or when it had no row).
     public var before: JobState?
+    /// How many jobs the row stands for: 1, or a group's jobs that ended in `state`.
+    public var jobs: Int = 1
 }
 
 /// The ways a job ends: each is one branch of `herald_end_jobs` (schemas/031), which says what each writes.
@@ -36,7 +39,7 @@ enum JobEnding: String, Sendable {
 struct EndJobs: PostgresPreparedStatement {
     static let name = "herald_end_jobs_v1"
     static let sql = """
-        SELECT job_app, job_id, job_state, ended, state_before
+        SELECT job_app, job_id, job_state, ended, state_before, jobs
         FROM herald_end_jobs($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
         """
     typealias Row = EndedJob
@@ -91,12 +94,14 @@ struct EndJobs: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws -> EndedJob {
-        let (app, id, state, ended, before) = try row.decode((String, String, String, Bool, String?).self)
+        let (app, id, state, ended, before, jobs) = try row.decode(
+            (String?, String?, String, Bool, String?, Int64).self)
         guard let now = JobState(rawValue: state) else {
             throw StoreError(.queryFailed, "herald_end_jobs returned a state Herald does not know: \(state)")
         }
+        let key = app.flatMap { app in id.map { JobKey(app: app, id: $0) } }
         return EndedJob(
-            key: JobKey(app: app, id: id), state: now, ended: ended, before: before.flatMap(JobState.init(rawValue:)))
+            key: key, state: now, ended: ended, before: before.flatMap(JobState.init(rawValue:)), jobs: Int(jobs))
     }
 }
 
@@ -168,8 +173,10 @@ public struct StoreMetrics: Sendable {
     }
 
     /// Counts the jobs that ended.
-    func ended(_ jobs: some Sequence<EndedJob>) {
-        ended(jobs.lazy.filter(\.ended).map(\.state))
+    func ended(_ rows: some Sequence<EndedJob>) {
+        var counts: [JobState: Int] = [:]
+        for row in rows where row.ended { counts[row.state, default: 0] += row.jobs }
+        for (state, count) in counts { counters[state]?.increment(by: count) }
     }
 
     /// Counts jobs that ended in these states.

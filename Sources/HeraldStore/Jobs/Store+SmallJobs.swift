@@ -183,7 +183,9 @@ extension Store {
                 EndJobs.Item(key: $0.key.jobKey, counts: EndJobs.Counts($0.writeBack))
             })
         var written: [JobKey: JobState] = [:]
-        for job in try await endJobs(statement, "completing small jobs") { written[job.key] = job.state }
+        for job in try await endJobs(statement, "completing small jobs") {
+            if let key = job.key { written[key] = job.state }
+        }
         for item in items {
             guard let state = written[item.key.jobKey] else { continue }
             result.pruned[item.key] = 0
