@@ -1,27 +1,26 @@
-import APNSCore
-
 /// What happened to one notification, as the deliverer saw it.
 public enum DeliveryResult: Sendable, Hashable {
-    /// APNs answered (success or rejection).
-    case answered(APNSOutcome)
+    /// The provider answered (success or rejection).
+    case answered(ProviderAnswer)
     /// No answer: the transport failed (timeout, connection lost, refused).
     case transportFailure(String)
 }
 
 /// What the pipeline does about one notification's result.
 public enum Disposition: Sendable, Hashable {
-    /// APNs accepted it.
+    /// The provider accepted it.
     case delivered
-    /// The token is dead: prune the device (for 410, only if it registered before `timestamp`) and record it.
-    case prune(reason: APNSReason, timestamp: Int64?)
+    /// The token is dead: prune the device (only if it registered before `timestamp`, when the provider gave one)
+    /// and record it.
+    case prune(reason: ProviderReason, timestamp: Int64?)
     /// A transient failure: try again after `delay` (in-process first, then through the delay queues).
     case retry(reason: String, delay: Duration)
     /// Transient, but out of attempts: park it with the reason.
     case exhausted(reason: String)
     /// This device failed for a reason that will not change by retrying; keep the device, record the failure.
-    case failDevice(reason: APNSReason)
+    case failDevice(reason: ProviderReason)
     /// The whole job is wrong (topic, credentials, payload): stop it instead of burning retries on every device.
-    case failJob(reason: APNSReason)
+    case failJob(reason: ProviderReason)
 }
 
 /// Backoff for transient failures: exponential with full jitter, bounded attempts.
@@ -58,27 +57,23 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 }
 
-/// Decides what to do with a result. Pure and exhaustive over every status and reason APNs documents (APNS.md);
-/// an unknown reason falls back on its status class.
+/// Decides what to do with a result: the provider's table (`SettlementTable`) gives the answer's verdict, the retry
+/// policy bounds the attempts, and a transient answer waits at least the provider's `Retry-After`.
 ///
 /// - Parameters:
 ///   - result: what the transport returned.
 ///   - attempt: which attempt this was, from 1.
 ///   - policy: the retry bounds.
 ///   - jitter: a value in 0...1 for the backoff.
+///   - table: the provider's table of answers.
 public func disposition(
     for result: DeliveryResult,
     attempt: Int,
     policy: RetryPolicy = .init(),
-    jitter: Double = 1
+    jitter: Double = 1,
+    table: some SettlementTable = APNSSettlementTable()
 ) -> Disposition {
-    func transient(_ reason: String) -> Disposition {
-        attempt >= policy.maximumAttempts
-            ? .exhausted(reason: reason)
-            : .retry(reason: reason, delay: policy.delay(afterAttempt: attempt, jitter: jitter))
-    }
-
-    let outcome: APNSOutcome
+    let answer: ProviderAnswer
     switch result {
     case .transportFailure(let reason):
         guard attempt < policy.transportAttempts else { return .exhausted(reason: reason) }
@@ -86,31 +81,21 @@ public func disposition(
         let ceiling = min(policy.transportDelay * (1 << exponent), policy.maximumDelay)
         return .retry(reason: reason, delay: ceiling * min(max(jitter, 0), 1))
     case .answered(let answered):
-        outcome = answered
+        answer = answered
     }
-    if outcome.isSuccess { return .delivered }
-    let reason = outcome.reason ?? APNSReason(rawValue: "HTTP\(outcome.status)")
-
-    switch reason {
-    // Dead or foreign tokens: prune (410 subject to its timestamp).
-    case .unregistered, .expiredToken, .badDeviceToken, .deviceTokenNotForTopic:
-        return .prune(reason: reason, timestamp: outcome.status == 410 ? outcome.timestamp : nil)
-    // Transient: the server or the connection, not the notification.
-    case .tooManyRequests, .internalServerError, .serviceUnavailable, .shutdown, .idleTimeout,
-        .expiredProviderToken, .tooManyProviderTokenUpdates, .unrelatedKeyIdInToken:
-        return transient(reason.rawValue)
-    // Job-level: the topic, the credentials or the payload are wrong for every device.
-    case .badTopic, .topicDisallowed, .missingTopic, .payloadTooLarge, .payloadEmpty, .badCollapseId,
-        .badExpirationDate, .badMessageId, .badPriority, .invalidPushType, .duplicateHeaders, .missingDeviceToken,
-        .badCertificate, .badCertificateEnvironment, .forbidden, .invalidProviderToken, .missingProviderToken,
-        .badEnvironmentKeyIdInToken, .badEnvironmentKeyInToken, .badPath, .methodNotAllowed:
-        return .failJob(reason: reason)
-    default:
-        switch outcome.status {
-        case 410: return .prune(reason: reason, timestamp: outcome.timestamp)
-        case 429, 500..<600: return transient(reason.rawValue)
-        case 403, 404, 405, 413: return .failJob(reason: reason)
-        default: return .failDevice(reason: reason)
-        }
+    switch table.verdict(on: answer) {
+    case .delivered:
+        return .delivered
+    case .prune:
+        return .prune(reason: table.reason(of: answer), timestamp: answer.invalidSince)
+    case .failDevice:
+        return .failDevice(reason: table.reason(of: answer))
+    case .failJob:
+        return .failJob(reason: table.reason(of: answer))
+    case .transient:
+        let reason = table.reason(of: answer).rawValue
+        guard attempt < policy.maximumAttempts else { return .exhausted(reason: reason) }
+        let backoff = policy.delay(afterAttempt: attempt, jitter: jitter)
+        return .retry(reason: reason, delay: max(backoff, answer.retryAfter ?? .zero))
     }
 }

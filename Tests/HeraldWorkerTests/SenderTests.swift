@@ -30,23 +30,32 @@ import Testing
             return answer(token, before)
         }
 
-        func sendAll(
+        /// An APNs answer or transport error in the neutral terms, as `APNSClient`'s conformance gives them.
+        private func neutral(_ result: Result<APNSOutcome, APNSTransportError>) -> Result<
+            ProviderAnswer, TransportFailure
+        > {
+            result.map(ProviderAnswer.init).mapError { TransportFailure(code: $0.code.description) }
+        }
+
+        func transportAll(
             count: Int,
             concurrency: Int,
             request: @escaping @Sendable (Int) -> APNSRequest?,
-            onAnswer: @escaping @Sendable (Int, Result<APNSOutcome, APNSTransportError>) -> Void
-        ) async -> [Result<APNSOutcome, APNSTransportError>?] {
+            onAnswer: @escaping @Sendable (Int, Result<ProviderAnswer, TransportFailure>) -> Void
+        ) async -> [Result<ProviderAnswer, TransportFailure>?] {
             (0..<count).map { index in
                 guard let made = request(index) else { return nil }
-                let result = respond(made)
+                let result = neutral(respond(made))
                 onAnswer(index, result)
                 return result
             }
         }
 
-        func send(_ request: APNSRequest) async throws(APNSTransportError) -> APNSOutcome {
-            try respond(request).get()
+        func transport(_ request: APNSRequest) async throws(TransportFailure) -> ProviderAnswer {
+            try neutral(respond(request)).get()
         }
+
+        var settlement: any SettlementTable { APNSSettlementTable() }
     }
 
     static func outcome(_ status: Int, _ reason: String? = nil) -> Result<APNSOutcome, APNSTransportError> {

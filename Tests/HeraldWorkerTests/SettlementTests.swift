@@ -43,7 +43,8 @@ import Testing
         let outcome = APNSOutcome(
             status: answer.status, apnsID: nil, apnsUniqueID: nil,
             body: Array(#"{"reason":"\#(answer.reason.rawValue)","timestamp":1700000000000}"#.utf8))
-        let decided = disposition(for: .answered(outcome), attempt: answer.attempt, policy: Self.policy, jitter: 0)
+        let decided = disposition(
+            for: .answered(apns: outcome), attempt: answer.attempt, policy: Self.policy, jitter: 0)
         let plan = Settlement.plan(
             [DeviceResult(token: Self.token, disposition: decided, retries: answer.attempt - 1)],
             attempt: answer.batchAttempt, maximumAttempts: Self.maximumBatchAttempts)
@@ -91,7 +92,7 @@ import Testing
         func plan(_ status: Int) -> SettlementPlan {
             let outcome = APNSOutcome(
                 status: status, apnsID: nil, apnsUniqueID: nil, body: Array(#"{"reason":"SomethingNew"}"#.utf8))
-            let decided = disposition(for: .answered(outcome), attempt: 5, policy: Self.policy, jitter: 0)
+            let decided = disposition(for: .answered(apns: outcome), attempt: 5, policy: Self.policy, jitter: 0)
             return Settlement.plan(
                 [DeviceResult(token: Self.token, disposition: decided, retries: 4)], attempt: 1, maximumAttempts: 4)
         }
@@ -107,7 +108,7 @@ import Testing
             DeviceResult(token: tokens[0], disposition: .delivered, retries: 0),
             DeviceResult(token: tokens[1], disposition: .delivered, retries: 2),
             DeviceResult(token: tokens[2], disposition: .prune(reason: .unregistered, timestamp: 5), retries: 0),
-            DeviceResult(token: tokens[3], disposition: .failDevice(reason: APNSReason(rawValue: "X")), retries: 0),
+            DeviceResult(token: tokens[3], disposition: .failDevice(reason: ProviderReason(rawValue: "X")), retries: 0),
             DeviceResult(token: tokens[4], disposition: .exhausted(reason: "ServiceUnavailable"), retries: 4),
             DeviceResult(token: tokens[5], disposition: .exhausted(reason: "TooManyRequests"), retries: 4),
         ]

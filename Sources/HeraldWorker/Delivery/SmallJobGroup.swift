@@ -76,7 +76,7 @@ extension DeliveryRun {
     private struct Unit: Sendable {
         let small: RoutedJob
         let unit: DeliveryUnit
-        let client: any NotificationTransport
+        let client: any NotificationTransport<APNSRequest>
         let requests: RequestList
     }
 
@@ -88,7 +88,7 @@ extension DeliveryRun {
     /// Sends every unit's requests at once, one transport batch per APNs client, up to `sendConcurrency` in flight
     /// in all; each unit's first request goes alone (`Sender.sendProbingFirst`). Returns each unit's results.
     private func send(_ units: [Unit]) async -> [[DeviceResult]] {
-        var byClient: [ObjectIdentifier: (client: any NotificationTransport, units: [Int])] = [:]
+        var byClient: [ObjectIdentifier: (client: any NotificationTransport<APNSRequest>, units: [Int])] = [:]
         for (number, unit) in units.enumerated() {
             byClient[ObjectIdentifier(unit.client), default: (unit.client, [])].units.append(number)
         }

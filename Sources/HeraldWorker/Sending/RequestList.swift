@@ -34,10 +34,10 @@ final class RequestList: Sendable {
 
 extension DeliveryResult {
     /// The transport's result as the pipeline sees it: an answer, or a failure described by its code.
-    init(_ answer: Result<APNSOutcome, APNSTransportError>) {
+    init(_ answer: Result<ProviderAnswer, TransportFailure>) {
         switch answer {
-        case .success(let outcome): self = .answered(outcome)
-        case .failure(let error): self = .transportFailure(error.code.description)
+        case .success(let answer): self = .answered(answer)
+        case .failure(let failure): self = .transportFailure(failure.code)
         }
     }
 

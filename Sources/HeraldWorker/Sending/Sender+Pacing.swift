@@ -1,3 +1,4 @@
+import APNSCore
 import APNSTransport
 import HeraldCore
 
@@ -17,7 +18,8 @@ extension Sender {
 
     /// Sends one share with at most `concurrency` in flight, in chunks of a tenth of the rate paced by `pacing` if
     /// the batch is throttled; the first request goes alone either way (`sendProbingFirst`).
-    func send(_ share: Share, through client: any NotificationTransport, pacing: inout Pacing?) async throws
+    func send(_ share: Share, through client: any NotificationTransport<APNSRequest>, pacing: inout Pacing?)
+        async throws
         -> [DeviceResult]
     {
         guard var paced = pacing else { return await sendProbingFirst([share], through: client)[0] }

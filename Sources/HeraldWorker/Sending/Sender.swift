@@ -3,21 +3,36 @@ import APNSTransport
 import Foundation
 import HeraldCore
 
-/// What sending needs of an APNs client: a transport batch whose answers are taken as they arrive, and one request
-/// at a time. `APNSClient` is one; the worker's fast tests use a fake. A class: a group's requests go out as one
-/// transport batch per client, told apart by identity.
-protocol NotificationTransport: AnyObject, Sendable {
-    func sendAll(
+/// What sending needs of a push provider's client, in terms that name no provider: a transport batch whose answers
+/// are taken as they arrive, one request at a time, and the provider's table of answers. Each provider's client is
+/// one (`APNSClient`, APNSTransport+Notification.swift; FCM's next, issue 36) with requests of its own; the worker's
+/// fast tests use a fake. A class: a group's requests go out as one transport batch per client, told apart by
+/// identity.
+protocol NotificationTransport<Request>: AnyObject, Sendable {
+    /// One notification to one device, as this provider's client takes it.
+    associatedtype Request: Sendable
+
+    /// Sends `count` requests (`request(i)`; nil: not sent), at most `concurrency` at once, calling `onAnswer` as
+    /// each answer arrives; returns every answer in order (nil for one not sent).
+    func transportAll(
         count: Int,
         concurrency: Int,
-        request: @escaping @Sendable (Int) -> APNSRequest?,
-        onAnswer: @escaping @Sendable (Int, Result<APNSOutcome, APNSTransportError>) -> Void
-    ) async -> [Result<APNSOutcome, APNSTransportError>?]
+        request: @escaping @Sendable (Int) -> Request?,
+        onAnswer: @escaping @Sendable (Int, Result<ProviderAnswer, TransportFailure>) -> Void
+    ) async -> [Result<ProviderAnswer, TransportFailure>?]
 
-    func send(_ request: APNSRequest) async throws(APNSTransportError) -> APNSOutcome
+    /// Sends one request.
+    func transport(_ request: Request) async throws(TransportFailure) -> ProviderAnswer
+
+    /// What this provider's answers mean.
+    var settlement: any SettlementTable { get }
 }
 
-extension APNSClient: NotificationTransport {}
+/// No answer from the provider (a timeout, a lost connection, a refused stream), by the transport's code for it:
+/// retried promptly, on whichever connection the client hands the request to next.
+struct TransportFailure: Error, Sendable, Hashable {
+    let code: String
+}
 
 /// Sending: requests to answers over an APNs client, the first request of each share alone (the probe), transient
 /// failures retried briefly in-process. Knows nothing of PostgreSQL or the broker; what the answers mean for the
@@ -56,7 +71,9 @@ struct Sender: Sendable {
     /// Sends the shares as two transport batches: each share's first request, then the rest of each share whose
     /// job was not stopped by its first answer. A job APNs rejects as a whole (bad topic, credentials, payload)
     /// costs one request per batch, not a batch's worth of concurrent ones. Returns each share's results, in order.
-    func sendProbingFirst(_ shares: [Share], through client: any NotificationTransport) async -> [[DeviceResult]] {
+    func sendProbingFirst(_ shares: [Share], through client: any NotificationTransport<APNSRequest>) async
+        -> [[DeviceResult]]
+    {
         let firsts = await sendShares(shares.map { $0.prefix(1) }, through: client)
         var rests = await sendShares(shares.map { $0.dropFirst(1) }.filter { !$0.range.isEmpty }, through: client)[...]
         return zip(shares, firsts).map { share, first in
@@ -67,7 +84,9 @@ struct Sender: Sendable {
     /// Sends the shares' requests through `client` as one transport batch (answers taken on the event loop, no
     /// task per notification), then retries transient failures in-process with jittered backoff. Returns each
     /// share's results, in order. A share whose job stops (rejected as a whole) sends nothing more.
-    func sendShares(_ shares: [Share], through client: any NotificationTransport) async -> [[DeviceResult]] {
+    func sendShares(_ shares: [Share], through client: any NotificationTransport<APNSRequest>) async
+        -> [[DeviceResult]]
+    {
         // Flat index -> (share, index in its request list).
         var owners: [(share: Int, index: Int)] = []
         owners.reserveCapacity(shares.reduce(0) { $0 + $1.range.count })
@@ -76,7 +95,8 @@ struct Sender: Sendable {
         }
         let locate = owners
         let policy = self.policy
-        let answers = await client.sendAll(
+        let table = client.settlement
+        let answers = await client.transportAll(
             count: locate.count,
             concurrency: concurrency,
             request: { flat in
@@ -90,7 +110,8 @@ struct Sender: Sendable {
                 let result = DeliveryResult(answer)
                 if result.isSuccess {
                     recordLatency(publishedAt: share.publishedAt)
-                } else if case .failJob = disposition(for: result, attempt: 1, policy: policy, jitter: 0) {
+                } else if case .failJob = disposition(for: result, attempt: 1, policy: policy, jitter: 0, table: table)
+                {
                     share.stop.set()
                 }
             }
@@ -112,7 +133,8 @@ struct Sender: Sendable {
             }
             let result = DeliveryResult(answer)
             let decided = disposition(
-                for: result, attempt: 1, policy: policy, jitter: result.isSuccess ? 0 : clock.random(0...1))
+                for: result, attempt: 1, policy: policy, jitter: result.isSuccess ? 0 : clock.random(0...1),
+                table: table)
             if case .retry(_, let delay) = decided { retries.append((flat, delay)) }
             results[number].append(DeviceResult(token: token, disposition: decided, retries: 0))
         }
@@ -148,7 +170,7 @@ struct Sender: Sendable {
     /// One notification with brief in-process retries of transient failures.
     func sendOne(
         _ request: APNSRequest,
-        through client: any NotificationTransport,
+        through client: any NotificationTransport<APNSRequest>,
         stop: StopFlag,
         publishedAt: Int64,
         from firstAttempt: Int = 1
@@ -161,13 +183,14 @@ struct Sender: Sendable {
             }
             let result: DeliveryResult
             do {
-                result = .answered(try await client.send(request))
+                result = .answered(try await client.transport(request))
             } catch {
-                result = .transportFailure(error.code.description)
+                result = .transportFailure(error.code)
             }
             // The jitter only matters for a retry; drawing it for every success cost a getrandom call each.
             let decided = disposition(
-                for: result, attempt: attempt, policy: policy, jitter: result.isSuccess ? 0 : clock.random(0...1))
+                for: result, attempt: attempt, policy: policy, jitter: result.isSuccess ? 0 : clock.random(0...1),
+                table: client.settlement)
             switch decided {
             case .retry(_, let delay):
                 try? await clock.sleep(delay)

@@ -2,11 +2,11 @@ import APNSCore
 import HeraldCore
 import Synchronization
 
-/// Set when APNs rejects the job as a whole, so that the rest of the batch — and the worker's other batches of
-/// the same job — are not sent.
+/// Set when the provider rejects the job as a whole, so that the rest of the batch — and the worker's other batches
+/// of the same job — are not sent.
 final class StopFlag: Sendable {
     /// The reason given to notifications not sent because the job stopped.
-    static let stopped = APNSReason(rawValue: "JobStopped")
+    static let stopped = ProviderReason(rawValue: "JobStopped")
 
     private let job: JobKey
     private let registry: StoppedJobs

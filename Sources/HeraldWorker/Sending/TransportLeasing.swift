@@ -1,3 +1,4 @@
+import APNSCore
 import HeraldCore
 
 /// The apps in use and their transports, each app's leased for the length of a run: `APNSClients` (a reload on
@@ -10,14 +11,14 @@ protocol TransportLeasing: Sendable {
 /// An app's configuration and its transports, one per environment it serves, held until released.
 struct TransportLease: Sendable {
     let app: AppConfiguration
-    let byEnvironment: [AppConfiguration.Environment: any NotificationTransport]
+    let byEnvironment: [AppConfiguration.Environment: any NotificationTransport<APNSRequest>]
     /// The transport of the app's default environment.
-    let standard: any NotificationTransport
+    let standard: any NotificationTransport<APNSRequest>
     /// What the registry needs back to release it.
     let token: Int
 
     /// The transport for `environment`; the default environment's for one the app does not serve.
-    func transport(for environment: AppConfiguration.Environment) -> any NotificationTransport {
+    func transport(for environment: AppConfiguration.Environment) -> any NotificationTransport<APNSRequest> {
         byEnvironment[environment] ?? standard
     }
 }

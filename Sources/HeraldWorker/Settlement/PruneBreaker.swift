@@ -30,13 +30,16 @@ public struct PruneBreaker: Sendable, Hashable {
         self.minimumAnswers = minimumAnswers
     }
 
-    /// The answers that count against the app rather than the device.
-    static func isSuspect(_ reason: APNSReason) -> Bool {
-        reason == .badDeviceToken || reason == .deviceTokenNotForTopic
+    /// The answers that count against the app rather than the device: the provider's table says which.
+    static func isSuspect(_ reason: ProviderReason) -> Bool {
+        reason.countsAgainstApp
     }
 
     /// Answers and suspect answers, by reason.
     struct Counts: Sendable, Hashable {
+        static let badDeviceToken = ProviderReason(APNSReason.badDeviceToken)
+        static let notForTopic = ProviderReason(APNSReason.deviceTokenNotForTopic)
+
         var answers = 0
         var badDeviceToken = 0
         var notForTopic = 0
@@ -60,8 +63,8 @@ public struct PruneBreaker: Sendable, Hashable {
                     answers += 1
                 case .prune(let reason, _):
                     answers += 1
-                    if reason == .badDeviceToken { badDeviceToken += 1 }
-                    if reason == .deviceTokenNotForTopic { notForTopic += 1 }
+                    if reason == Self.badDeviceToken { badDeviceToken += 1 }
+                    if reason == Self.notForTopic { notForTopic += 1 }
                 case .failJob(let reason):
                     if reason != StopFlag.stopped { answers += 1 }
                 case .retry, .exhausted:

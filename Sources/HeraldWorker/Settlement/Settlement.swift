@@ -81,7 +81,7 @@ enum Settlement {
     ) -> SettlementPlan {
         var plan = SettlementPlan()
         var transient: [(DeviceToken, String)] = []
-        var jobFailure: APNSReason? = nil
+        var jobFailure: ProviderReason? = nil
         for result in results {
             let token = result.token
             let isUnproven = !unproven.isEmpty && unproven.contains(token.hex)
