@@ -76,13 +76,16 @@ def definitions(queues=("classic", "quorum")):
             table[f"amqp-{queue}-{phase}"] = dict(
                 dir="amqp", herald="amqp-{label}-" + queue + "-{i}.json", herald_key=f"{phase}_per_second",
                 base="amqp-c-" + queue + "-{i}.json", base_key=f"{phase}_per_second",
-                baseline=f"bench/amqp-baseline {phase}")
+                baseline=f"bench/amqp-baseline {phase}", cpu_key=f"{phase}_cpu_us_per_message",
+                base_cpu_key=f"{phase}_cpu_us_per_message")
     table["broadcast"] = dict(
         dir="broadcast", herald="broadcast-{label}-{i}.json", herald_key="notifications_per_second",
         base="h2load-{i}.txt", base_key=None, baseline="h2load 1x1000")
     table["jobs"] = dict(
         dir="jobs", herald="jobs-{label}-{i}.json", herald_key="notifications_per_second",
-        base="amqp-baseline-{i}.json", base_key="concurrent_per_second", baseline="bench/amqp-baseline concurrent")
+        base="amqp-baseline-{i}.json", base_key="concurrent_per_second", baseline="bench/amqp-baseline concurrent",
+        cpu_key="worker_cpu_us_per_notification", base_cpu_key="concurrent_cpu_us_per_message")
+    table["broadcast"]["cpu_key"] = "worker_cpu_us_per_notification"
     return table
 
 
@@ -100,14 +103,17 @@ def read_rate(path, key):
     return float(value) if value else None
 
 
-def read_cpu(path):
-    """CPU µs per request or notification, where the file (or h2load's .time beside it) says."""
+def read_cpu(path, key=None):
+    """CPU µs per request or notification, where the file (or h2load's .time beside it) says: `key` of a --json
+    output when given, else the first it has."""
     try:
         if path.endswith(".txt"):
             requests = re.search(r"requests: ([0-9]+) total", open(path).read())
             user, system = map(float, open(path + ".time").read().split()[-2:])
             return (user + system) * 1e6 / int(requests.group(1))
         data = json.load(open(path))
+        if key is not None:
+            return float(data[key]) if key in data else None
         count = data.get("count") or data.get("notifications")
         if "cpu_seconds" in data and count:
             return data["cpu_seconds"] * 1e6 / count
@@ -135,9 +141,9 @@ def ratios(directory, definition, label):
         bases = [b for b in (read_rate(p, definition["base_key"]) for p in base_paths) if b]
         if not herald or not bases:
             continue
-        base_cpu = [c for c in (read_cpu(p) for p in base_paths) if c is not None]
+        base_cpu = [c for c in (read_cpu(p, definition.get("base_cpu_key")) for p in base_paths) if c is not None]
         runs.append(dict(round=i, ratio=round(herald / statistics.mean(bases), 4), herald=herald,
-                         baseline=round(statistics.mean(bases), 1), herald_cpu_us=read_cpu(herald_path),
+                         baseline=round(statistics.mean(bases), 1), herald_cpu_us=read_cpu(herald_path, definition.get("cpu_key")),
                          baseline_cpu_us=round(statistics.mean(base_cpu), 2) if base_cpu else None))
     return runs
 
@@ -320,7 +326,9 @@ def execute(selected, rounds, shapes):
             os.makedirs(d)
             n = str(shapes["amqp_count"])
             for q in shapes["amqp_queues"]:
-                common = ["--amqp-url", amqp_url, "--count", n, "--size", "300", "--queue-type", q, "--json"]
+                # Both consumers with prefetch 1000; the C one acks with multiple=true every 500 (its default).
+                common = ["--amqp-url", amqp_url, "--count", n, "--size", "300", "--queue-type", q, "--prefetch",
+                          "1000", "--json"]
                 alternate(f"amqp {q}",
                           lambda i: runner.run([Var("HERALD_BENCH_BASELINE", c_baseline)] + common,
                                                f"{d}/amqp-c-{q}-{i}.json"),
@@ -351,8 +359,8 @@ def execute(selected, rounds, shapes):
 
             alternate("jobs",
                       lambda i: runner.run([Var("HERALD_BENCH_BASELINE", c_baseline), "--amqp-url", amqp_url,
-                                            "--count", n, "--size", "300", "--prefetch", "200",
-                                            "--confirm-window", "1000", "--json"], f"{d}/amqp-baseline-{i}.json"),
+                                            "--count", n, "--size", "300", "--confirm-window", "1000", "--json"],
+                                           f"{d}/amqp-baseline-{i}.json"),
                       jobs)
     finally:
         runner.commands.close()

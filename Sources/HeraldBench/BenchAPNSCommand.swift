@@ -76,7 +76,7 @@ struct BenchAPNSCommand: AsyncParsableCommand {
             try await warmup.waitForAll()
         }
 
-        let cpuBefore = Self.cpuSeconds()
+        let cpuBefore = CPUTime.ofThisProcess()
         let start = NIODeadline.now()
         let senders = min(connections * streams, count)
         let (latencies, failed) =
@@ -85,7 +85,7 @@ struct BenchAPNSCommand: AsyncParsableCommand {
             case .send: try await Self.sendInTasks(client, request, count: count, tasks: senders)
             }
         let seconds = Double((NIODeadline.now() - start).nanoseconds) / 1e9
-        let cpu = Self.cpuSeconds() - cpuBefore
+        let cpu = CPUTime.ofThisProcess() - cpuBefore
         await client.shutdown()
         try await group.shutdownGracefully()
 
@@ -186,14 +186,6 @@ struct BenchAPNSCommand: AsyncParsableCommand {
             expiration: 0,
             payload: Array((prefix + filler + suffix).utf8)
         )
-    }
-
-    /// User plus system CPU time of this process (getrusage RUSAGE_SELF).
-    static func cpuSeconds() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }
 

@@ -111,6 +111,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             }
 
             FileHandle.standardError.write(Data("publishing…\n".utf8))
+            // The workers' CPU from here to the end: what the run costs them per notification.
+            let cpuBefore = processes.compactMap { CPUTime.ofProcess($0.processIdentifier) }.reduce(0, +)
             // The run ends when the last result was written (its row's time), not when the polling below notices:
             // that would add up to two polling intervals.
             let startedAt = HeraldClock.system.unixTime() * 1000
@@ -162,6 +164,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                 }
             }
             let rss = processes.map { Self.peakRSSMegabytes(pid: $0.processIdentifier) }.max() ?? 0
+            let cpuAfter = processes.compactMap { CPUTime.ofProcess($0.processIdentifier) }.reduce(0, +)
+            let workerCPU = (cpuAfter - cpuBefore) * 1e6 / Double(count)
             let latency =
                 isBroadcast
                 ? try await store.batchLatency(job: JobKey(app: app, id: prefix))
@@ -173,12 +177,12 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             try await store.deleteDevices(app: app)
             try await store.deleteJobs(app: app)
             let seconds = max(0.001, (latency.lastResultMilliseconds - startedAt) / 1000)
-            return (Double(count) / seconds, latency, rss, seconds)
+            return (Double(count) / seconds, latency, rss, seconds, workerCPU)
         }
-        let (perSecond, latency, rss, seconds) = result
+        let (perSecond, latency, rss, seconds, workerCPU) = result
         if json {
             print(
-                #"{"scenario":"\#(scenario)","notifications":\#(count),"workers":\#(workers),"plan_ahead":\#(planAhead.map(String.init) ?? "null"),"seconds":\#(Self.fixed(seconds)),"notifications_per_second":\#(Self.fixed(perSecond)),"p50_ms":\#(Self.fixed(latency.p50Milliseconds)),"p99_ms":\#(Self.fixed(latency.p99Milliseconds)),"peak_rss_mb":\#(Self.fixed(rss))}"#
+                #"{"scenario":"\#(scenario)","notifications":\#(count),"workers":\#(workers),"plan_ahead":\#(planAhead.map(String.init) ?? "null"),"seconds":\#(Self.fixed(seconds)),"notifications_per_second":\#(Self.fixed(perSecond)),"p50_ms":\#(Self.fixed(latency.p50Milliseconds)),"p99_ms":\#(Self.fixed(latency.p99Milliseconds)),"peak_rss_mb":\#(Self.fixed(rss)),"worker_cpu_us_per_notification":\#(String(format: "%.2f", workerCPU))}"#
             )
         } else {
             let paced = planAhead.map { ", planning paced at \($0) batches" } ?? ""
@@ -189,6 +193,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                 "  latency p50 / p99  \(Self.fixed(latency.p50Milliseconds)) ms / \(Self.fixed(latency.p99Milliseconds)) ms"
             )
             print("  peak worker RSS  \(Self.fixed(rss)) MB")
+            print("  worker CPU  \(String(format: "%.2f", workerCPU)) µs per notification")
         }
     }
 
