@@ -182,10 +182,12 @@ struct PlannerService: Service {
             let broadcastClients = BroadcastClients(eventLoopGroup: shared.eventLoopGroup, logger: shared.logger)
             let liveActivities = LiveActivityStage(
                 configuration: configuration, apps: { [clients = shared.clients] in clients.apps }, store: shared.store,
-                broadcasts: BroadcastSender(
-                    configuration: configuration, store: shared.store, clients: broadcastClients,
-                    logger: shared.logger),
                 logger: shared.logger)
+            let channelBroadcasts = ChannelBroadcastRun(
+                configuration: configuration, store: shared.store,
+                sender: ChannelSender(
+                    clients: broadcastClients, appsDirectory: configuration.appsDirectory, clock: configuration.clock),
+                commit: ChannelCommit(store: shared.store, logger: shared.logger), logger: shared.logger)
             let jobs = JobConsumer(
                 configuration: configuration, store: shared.store,
                 apps: { [clients = shared.clients] in clients.apps }, planner: planner,
@@ -195,7 +197,7 @@ struct PlannerService: Service {
                 smallJobs: SmallJobQueue(
                     maximumRunners: 4,
                     maximumGroup: configuration.smallJobGroupSize ?? max(1, Int(configuration.prefetch) / 4)),
-                claims: shared.claims, liveActivities: liveActivities
+                claims: shared.claims, liveActivities: liveActivities, channelBroadcasts: channelBroadcasts
             )
             shared.state.started()
             defer { shared.state.stopped() }

@@ -71,6 +71,13 @@ import Testing
                         #"{"push_type":"liveactivity","aps":{"event":"update","content-state":{},"timestamp":1}}"#),
                 app: app(), route: .liveActivity),
             Case(
+                name: "a Live Activity update to a channel",
+                job: job(
+                    target: #"{"channel":"dGVzdC1jaGFubmVsLWlkMQ=="}"#,
+                    notification:
+                        #"{"push_type":"liveactivity","aps":{"event":"update","content-state":{},"timestamp":1}}"#),
+                app: app(), route: .channelBroadcast(channel: "dGVzdC1jaGFubmVsLWlkMQ==")),
+            Case(
                 name: "an app not in the apps file", job: job(target: one), app: nil,
                 route: .park(JobError(.unknownApp, "app a is not in the apps file"))),
         ]

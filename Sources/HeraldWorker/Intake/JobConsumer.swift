@@ -25,6 +25,8 @@ struct JobConsumer: Sendable {
     let claims: PlanningClaims
     /// Resolves Live Activity jobs before planning.
     let liveActivities: LiveActivityStage
+    /// Live Activity jobs to a channel: one broadcast each.
+    let channelBroadcasts: ChannelBroadcastRun
     /// Updates and ends of one activity waiting behind the one in hand: only the newest is kept.
     let activityMailbox = LiveActivityMailbox()
     /// Holds work through outages of the database.
@@ -211,6 +213,15 @@ struct JobConsumer: Sendable {
         case .plan(let cursor, let nextSeq, let planned):
             var job = job
             var route = item.route
+            if case .channelBroadcast(let channel) = route {
+                guard let app = apps().app(job.app) else {
+                    throw JobError(.unknownApp, "app \(job.app.prefix(100)) is not in the apps file")
+                }
+                let state = try await channelBroadcasts.deliver(
+                    job, channel: channel, app: app, publishedAt: item.publishedAt)
+                logger.info("Live Activity job finished", metadata: ["state": "\(state.rawValue)"])
+                return .finished(app: job.app, id: job.id, state: state)
+            }
             if route == .liveActivity {
                 switch try await liveActivities.prepare(job, publishedAt: item.publishedAt) {
                 case .plan(let resolved):

@@ -16,20 +16,20 @@ import Metrics
 ///   activity's update tokens (removed from the registry by its end).
 ///
 /// The resolved job is stored as the job's spec with `target.activity_tokens`, so that a retry or a redelivery sends
-/// exactly it; a broadcast to a channel is one request, sent here (`BroadcastSender`).
+/// exactly it. A broadcast to a channel is not resolved here: it is a unit of delivery of its own
+/// (`Route.channelBroadcast`, `Delivery/ChannelBroadcastRun.swift`).
 struct LiveActivityStage: Sendable {
     let configuration: WorkerConfiguration
     /// The apps in use (the apps file as last reloaded on SIGHUP).
     let apps: @Sendable () -> AppsFile
     let store: Store
-    let broadcasts: BroadcastSender?
     let logger: Logger
 
     /// What to do with the job next.
     enum Next: Sendable {
         /// Plan (and send) this job: its resolved form.
         case plan(PreparedJob)
-        /// Nothing to plan: the job ended in this state (superseded, no token, a broadcast sent or refused).
+        /// Nothing to plan: the job ended in this state (superseded, no token).
         case finished(JobState)
     }
 
@@ -42,20 +42,13 @@ struct LiveActivityStage: Sendable {
         guard let app = apps().app(job.app) else {
             throw JobError(.unknownApp, "app \(job.app.prefix(100)) is not in the apps file")
         }
-        if app.sendsPerDeviceEnvironment, live.key.map({ if case .channel = $0 { false } else { true } }) ?? true {
+        if app.sendsPerDeviceEnvironment {
             // Activity tokens would go to the app's default environment, and a token of the other one would be
             // answered BadDeviceToken and pruned: refused until tokens carry their device's environment.
             throw JobError(
                 .invalidTarget,
                 "Live Activity tokens of app \(job.app.prefix(100)) cannot be sent yet: it serves both environments "
                     + "(environments in the apps file); broadcast to a channel instead")
-        }
-        if case .channel(let channel)? = live.key {
-            guard let broadcasts else {
-                throw JobError(.invalidTarget, "this worker was started without broadcast channels support")
-            }
-            return .finished(
-                try await broadcasts.send(job, channel: channel, app: app, timestamp: timestamp(of: live, publishedAt)))
         }
         // A redelivered or resumed job was resolved before: its stored spec is what it sends.
         if let stored = try await store.jobSpec(job.key),

@@ -13,9 +13,12 @@ enum Route: Sendable, Equatable {
     case oneBatch
     /// Planned into batches on `herald.batches`, which every worker shares.
     case planned
-    /// A Live Activity job: resolved first (`LiveActivityStage`: its tokens, or a broadcast to a channel), then
-    /// routed as what it resolved to (`Route.resolved`).
+    /// A Live Activity job to devices or an activity: resolved first (`LiveActivityStage`: its tokens), then routed
+    /// as what it resolved to (`Route.resolved`).
     case liveActivity
+    /// A Live Activity job to a channel: one broadcast request, a unit of delivery of its own
+    /// (`ChannelBroadcastRun`).
+    case channelBroadcast(channel: String)
     /// Never sent: parked with this reason.
     case park(JobError)
 
@@ -24,7 +27,10 @@ enum Route: Sendable, Equatable {
         guard let app else {
             return .park(JobError(.unknownApp, "app \(job.app.prefix(100)) is not in the apps file"))
         }
-        if job.liveActivity != nil { return .liveActivity }
+        if let live = job.liveActivity {
+            if case .channel(let channel)? = live.key { return .channelBroadcast(channel: channel) }
+            return .liveActivity
+        }
         let route = resolved(job, app: app, batchSize: batchSize)
         guard route == .oneBatch, job.sendAt == nil, !job.template.variesPerDevice, !app.sendsPerDeviceEnvironment
         else { return route }
