@@ -19,7 +19,8 @@
 --                    channel broadcast: one targeted, one sent or failed);
 --   record           a job that sent nothing ends with the final state asked, whether or not it has a row yet (a
 --                    parked job, a superseded or expired one, a Live Activity job with nothing to do);
---   record_unstarted the same, only for a job no worker started (no row, or the row the API enqueued).
+--   record_unstarted the same, only for a job no worker started (no row, or the row the API enqueued);
+--   reject           a job refused at intake (parked): failed with the reason, neither started nor planned.
 -- Whether a job is complete is `herald_job_completes` (schemas/014); whether it is final, `herald_job_is_final`
 -- (schemas/012). The arrays are parallel, one element per job; the ways read only the arrays they need.
 -- Workers of the previous release keep their own statements: the function is new and nothing else changes.
@@ -35,10 +36,11 @@ LANGUAGE plpgsql VOLATILE
 SET enable_seqscan = off
 AS $$
 BEGIN
-    IF p_how IS NULL OR p_how NOT IN ('group', 'counted', 'complete', 'stop', 'record', 'record_unstarted') THEN
+    IF p_how IS NULL OR p_how NOT IN ('group', 'counted', 'complete', 'stop', 'record', 'record_unstarted', 'reject')
+    THEN
         RAISE EXCEPTION 'herald_end_jobs: no way to end jobs called "%"', p_how USING ERRCODE = '22023';
     END IF;
-    IF p_how IN ('stop', 'record', 'record_unstarted')
+    IF p_how IN ('stop', 'record', 'record_unstarted', 'reject')
        AND EXISTS (SELECT 1 FROM unnest(p_states) AS s(state) WHERE herald_job_is_final(s.state) IS NOT TRUE) THEN
         RAISE EXCEPTION 'herald_end_jobs: a % must name a final state', p_how USING ERRCODE = '22023';
     END IF;
@@ -125,13 +127,28 @@ BEGIN
                 SELECT j.app_id, j.id, j.state FROM jobs j JOIN wanted w ON j.app_id = w.app_id AND j.id = w.id
                 ORDER BY j.app_id, j.id FOR UPDATE OF j),
             stopped AS (
+                -- The counts given (a channel broadcast's: one targeted) replace the job's.
                 UPDATE jobs j SET state = w.state, error = nullif(w.error, ''), finished_at = now(),
-                    planned = j.planned OR w.targeted > 0, targeted = j.targeted + w.targeted,
-                    sent = j.sent + w.sent, failed = j.failed + w.failed
+                    planned = j.planned OR w.targeted > 0,
+                    targeted = CASE WHEN w.targeted > 0 THEN w.targeted ELSE j.targeted END,
+                    sent = CASE WHEN w.targeted > 0 THEN w.sent ELSE j.sent END,
+                    failed = CASE WHEN w.targeted > 0 THEN w.failed ELSE j.failed END
                 FROM wanted w JOIN prior p ON p.app_id = w.app_id AND p.id = w.id
                 WHERE j.app_id = w.app_id AND j.id = w.id AND NOT herald_job_is_final(p.state)
                 RETURNING j.app_id, j.id, j.state, p.state AS was)
             SELECT s.app_id, s.id, s.state, true, s.was, 1::bigint FROM stopped s;
+
+    ELSIF p_how = 'reject' THEN
+        RETURN QUERY
+            WITH written AS (
+                INSERT INTO jobs AS j (id, app_id, state, target_kind, error, finished_at)
+                SELECT u.id, u.app_id, u.state, u.kind, nullif(u.error, ''), now()
+                FROM unnest(p_apps, p_ids, p_states, p_errors, p_kinds) AS u(app_id, id, state, error, kind)
+                ON CONFLICT (app_id, id) DO UPDATE SET state = EXCLUDED.state, error = EXCLUDED.error,
+                    finished_at = now()
+                WHERE NOT herald_job_is_final(j.state)
+                RETURNING j.app_id, j.id, j.state)
+            SELECT w.app_id, w.id, w.state, true, NULL::text, 1::bigint FROM written w;
 
     ELSE
         RETURN QUERY

@@ -192,7 +192,8 @@ struct PlannerService: Service {
                 configuration: configuration, store: shared.store,
                 apps: { [clients = shared.clients] in clients.apps }, planner: planner,
                 run: shared.deliveryRun(publisher: publisher),
-                parking: Parking(publisher: publisher, topology: configuration.topology), metrics: shared.metrics,
+                parking: Parking(publisher: publisher, topology: configuration.topology, clock: configuration.clock),
+                metrics: shared.metrics,
                 logger: shared.logger,
                 smallJobs: SmallJobQueue(
                     maximumRunners: 4,
@@ -225,7 +226,8 @@ struct DelivererService: Service {
             let batches = BatchConsumer(
                 configuration: configuration, store: shared.store, publisher: publisher,
                 run: shared.deliveryRun(publisher: publisher),
-                parking: Parking(publisher: publisher, topology: configuration.topology), metrics: shared.metrics,
+                parking: Parking(publisher: publisher, topology: configuration.topology, clock: configuration.clock),
+                metrics: shared.metrics,
                 logger: shared.logger
             )
             shared.state.started()

@@ -1,3 +1,4 @@
+import HeraldCore
 import HeraldStore
 import HeraldTestSupport
 import Logging
@@ -29,7 +30,7 @@ extension JobStateTests {
             var n = 0
             for from in [nil] + JobState.allCases.map(Optional.some) {
                 for to in JobState.allCases where to.isFinal {
-                    for way in from == nil ? ["record"] : ["stop", "record"] {
+                    for way in from == nil ? ["record", "reject"] : ["stop", "record", "reject"] {
                         n += 1
                         let id = "job-\(n)"
                         if let from {
@@ -64,6 +65,25 @@ extension JobStateTests {
                     {}
                 }
             }
+        }
+    }
+}
+
+extension JobStateTests {
+    /// A job refused at intake ends failed with its reason, neither started nor planned (as `jobs watch` and the
+    /// reports show it); a job that sent nothing (superseded, expired) ends started and planned.
+    @Test func aRejectedJobIsNeitherStartedNorPlanned() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, _ in
+            try await store.recordRejectedJob(id: "refused", app: "a", reason: "unknown_app: no such app")
+            let refused = try #require(try await store.jobProgress(app: "a", id: "refused"))
+            #expect(refused.status.state == .failed && refused.status.error == "unknown_app: no such app")
+            #expect(!refused.planned && refused.secondsRunning == nil)
+            #expect(
+                try await store.endUnsentJob(
+                    JobKey(app: "a", id: "superseded"), state: .cancelled, targetKind: "activity", reason: "superseded")
+            )
+            let superseded = try #require(try await store.jobProgress(app: "a", id: "superseded"))
+            #expect(superseded.status.state == .cancelled && superseded.planned)
         }
     }
 }

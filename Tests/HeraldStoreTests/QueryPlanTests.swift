@@ -177,6 +177,7 @@ import Testing
                 ("counted", PlanExpectation(indexes: [PlanExpectation.job, ["batches_pkey"]])),
                 ("complete", PlanExpectation(indexes: [PlanExpectation.job, ["batches_pending"], ["batches_pkey"]])),
                 ("stop", PlanExpectation(indexes: [PlanExpectation.job])),
+                ("reject", PlanExpectation()),
                 ("record", PlanExpectation()),
             ]
             #expect(ends.count == expectations.count, "a new way to end jobs: add its expected plan")

@@ -6,7 +6,8 @@ public struct APNSSettlementTable: SettlementTable {
     public init() {}
 
     public func verdict(on answer: ProviderAnswer) -> Verdict {
-        if answer.isSuccess { return .delivered }
+        // APNs takes a notification with 200 only; another 2xx is not one it documents.
+        if answer.status == 200 { return .delivered }
         switch APNSReason(rawValue: reason(of: answer).rawValue) {
         // Dead or foreign tokens: prune (410 subject to its timestamp).
         case .unregistered, .expiredToken, .badDeviceToken, .deviceTokenNotForTopic:

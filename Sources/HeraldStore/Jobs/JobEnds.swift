@@ -31,6 +31,8 @@ enum JobEnding: String, Sendable {
     case record
     /// The same, only for a job no worker started.
     case recordUnstarted = "record_unstarted"
+    /// A job refused before any worker started it (parked at intake): failed, neither started nor planned.
+    case reject
 }
 
 /// One call of `herald_end_jobs`: the only statement that sets a job's state to done, failed or cancelled. Prepared
@@ -158,31 +160,32 @@ extension Store {
 /// The store's metrics. `herald_jobs_finished_total` is counted here only, from what `herald_end_jobs` returned
 /// as ended, after the commit: every end of every job, in every process that ends jobs (workers and the API).
 public struct StoreMetrics: Sendable {
-    private let counters: [JobState: Counter]
+    /// Where the counts go; nil: the process's `MetricsSystem`, as it is when they are counted (a store may be made
+    /// before the process sets its metrics up, so no counter is made ahead of time).
+    private let factory: (any MetricsFactory)?
 
     /// - Parameter factory: where the metrics go; nil is the process's (`MetricsSystem`).
     public init(factory: (any MetricsFactory)? = nil) {
-        var counters: [JobState: Counter] = [:]
-        for state in JobState.allCases where state.isFinal {
-            let dimensions = [("state", state.rawValue)]
-            counters[state] =
-                factory.map { Counter(label: "herald_jobs_finished_total", dimensions: dimensions, factory: $0) }
-                ?? Counter(label: "herald_jobs_finished_total", dimensions: dimensions)
-        }
-        self.counters = counters
+        self.factory = factory
+    }
+
+    private func counter(_ state: JobState) -> Counter {
+        let dimensions = [("state", state.rawValue)]
+        if let factory { return Counter(label: "herald_jobs_finished_total", dimensions: dimensions, factory: factory) }
+        return Counter(label: "herald_jobs_finished_total", dimensions: dimensions)
     }
 
     /// Counts the jobs that ended.
     func ended(_ rows: some Sequence<EndedJob>) {
         var counts: [JobState: Int] = [:]
         for row in rows where row.ended { counts[row.state, default: 0] += row.jobs }
-        for (state, count) in counts { counters[state]?.increment(by: count) }
+        for (state, count) in counts { counter(state).increment(by: count) }
     }
 
     /// Counts jobs that ended in these states.
     func ended(_ states: some Sequence<JobState>) {
         var counts: [JobState: Int] = [:]
         for state in states { counts[state, default: 0] += 1 }
-        for (state, count) in counts { counters[state]?.increment(by: count) }
+        for (state, count) in counts { counter(state).increment(by: count) }
     }
 }

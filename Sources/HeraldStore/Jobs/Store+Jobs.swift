@@ -69,7 +69,7 @@ extension Store {
     /// Records a job that was rejected before delivery (unknown app, invalid notification) as failed.
     public func recordRejectedJob(id: String, app: String, reason: String) async throws(StoreError) {
         let job = EndJobs.Item(key: JobKey(app: app, id: id), state: .failed, error: reason, kind: "unknown")
-        try await endJobs(EndJobs(.record, [job]), "recording a rejected job")
+        try await endJobs(EndJobs(.reject, [job]), "recording a rejected job")
     }
 
     /// The app's job with `id`, if any.

@@ -112,12 +112,12 @@ struct Commit: Sendable {
 
     /// Parks the plan's transient failures after the batch's last attempt.
     private func park(_ plan: SettlementPlan, of batch: BatchMessage) async throws {
-        let topology = configuration.topology
+        let (topology, clock) = (configuration.topology, configuration.clock)
         let parked = BatchMessage(
             app: batch.app, job: batch.job, seq: batch.seq, attempt: batch.attempt, tokens: plan.transient.map(\.hex))
         let body = Array(try JSONEncoder().encode(parked))
         try await outages.untilDone("parking a batch's devices") {
-            try await Parking(publisher: publisher, topology: topology).park(
+            try await Parking(publisher: publisher, topology: topology, clock: clock).park(
                 body,
                 properties: AMQPProperties(contentType: "application/json", messageID: "\(parked.key)"),
                 reason: "transient failures after \(batch.attempt) attempts: \(plan.transientReasons)",
@@ -150,7 +150,7 @@ struct Commit: Sendable {
         if let batch { _ = try await skip(batch) }
         guard try await store.failJob(job.key, reason: reason) else { return false }
         logger.warning("job stopped", metadata: ["job": "\(job.id)", "reason": "\(reason)"])
-        try await Parking(publisher: publisher, topology: configuration.topology).park(
+        try await Parking(publisher: publisher, topology: configuration.topology, clock: configuration.clock).park(
             Array(try JSONEncoder().encode(job.spec)),
             properties: AMQPProperties(contentType: "application/json", messageID: job.id),
             reason: reason,

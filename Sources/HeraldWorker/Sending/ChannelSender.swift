@@ -23,7 +23,7 @@ struct ChannelSender: Sendable {
                     reason: error.reason ?? "ConnectionFailed", message: error.message, transient: error.isTransient)
             }
             guard answer.isTransient, tries < backoff.count else { return answer }
-            ChannelSettlement.count("retried", reason: answer.reason)
+            if case .answered = answer { ChannelSettlement.count("retried", reason: answer.reason) }
             try await clock.sleep(backoff[tries])
             tries += 1
         }

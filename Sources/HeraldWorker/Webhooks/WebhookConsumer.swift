@@ -118,7 +118,7 @@ struct WebhookConsumer: Sendable {
                     "webhook failed, trying again later",
                     metadata: ["app": "\(event.app)", "attempt": "\(made + 1)", "reason": "\(reason)"])
             } else {
-                try await Parking(publisher: publisher, topology: topology).park(
+                try await Parking(publisher: publisher, topology: topology, clock: clock).park(
                     body, properties: properties, reason: "webhook failed \(made + 1) times: \(reason)",
                     attempts: made + 1, origin: topology.webhooks, to: topology.webhooksParked)
                 metrics.webhook("parked")
