@@ -39,6 +39,16 @@ extension WorkerCommand {
         configuration.maximumBatchAttempts = settings.integer(.batchAttempts)
         configuration.pruneBreakerShare = settings.fraction(.pruneBreakerShare)
         configuration.pruneBreakerMinimum = settings.integer(.pruneBreakerMinimum)
+        configuration.smallJobRunners = settings.integer(.smallJobRunners)
+        configuration.throttleWindow = settings.duration(.throttleWindow)
+        configuration.planningClaimWait = settings.duration(.planningClaimWait)
+        configuration.schedulerInterval = settings.duration(.schedulerInterval)
+        configuration.planningResumeInterval = settings.duration(.planningResumeInterval)
+        configuration.retryPolicy = RetryPolicy(
+            maximumAttempts: settings.integer(.retryAttempts), baseDelay: settings.duration(.retryBaseDelay),
+            maximumDelay: settings.duration(.retryMaximumDelay),
+            transportAttempts: settings.integer(.transportAttempts),
+            transportDelay: settings.duration(.transportDelay))
         configuration.connectionsPerApp = settings.integer(.connections)
         configuration.sendConcurrency = settings.integer(.sendConcurrency)
         configuration.requestTimeout = settings.duration(.requestTimeout)

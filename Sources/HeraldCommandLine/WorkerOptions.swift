@@ -14,6 +14,16 @@ package struct WorkerOptions: ConfigurationOptions {
     @Option(help: ArgumentHelp(.batchAttempts)) var batchAttempts: String?
     @Option(help: ArgumentHelp(.pruneBreakerShare)) var pruneBreakerShare: String?
     @Option(help: ArgumentHelp(.pruneBreakerMinimum)) var pruneBreakerMinimum: String?
+    @Option(help: ArgumentHelp(.smallJobRunners)) var smallJobRunners: String?
+    @Option(help: ArgumentHelp(.throttleWindow)) var throttleWindow: String?
+    @Option(help: ArgumentHelp(.planningClaimWait)) var planningClaimWait: String?
+    @Option(help: ArgumentHelp(.schedulerInterval)) var schedulerInterval: String?
+    @Option(help: ArgumentHelp(.planningResumeInterval)) var planningResumeInterval: String?
+    @Option(help: ArgumentHelp(.retryAttempts)) var retryAttempts: String?
+    @Option(help: ArgumentHelp(.retryBaseDelay)) var retryBaseDelay: String?
+    @Option(help: ArgumentHelp(.retryMaximumDelay)) var retryMaxDelay: String?
+    @Option(help: ArgumentHelp(.transportAttempts)) var transportAttempts: String?
+    @Option(help: ArgumentHelp(.transportDelay)) var transportDelay: String?
     @Option(help: ArgumentHelp(.connections)) var connections: String?
     @Option(help: ArgumentHelp(.sendConcurrency)) var sendConcurrency: String?
     @Option(help: ArgumentHelp(.requestTimeout)) var requestTimeout: String?
@@ -22,8 +32,10 @@ package struct WorkerOptions: ConfigurationOptions {
 
     package static let keys: [ConfigurationKey] = [
         .prefetch, .batchPrefetch, .batchSize, .planAhead, .smallJobGroup, .maxMessageBytes, .maxDeliveries,
-        .batchAttempts, .pruneBreakerShare, .pruneBreakerMinimum, .connections, .sendConcurrency, .requestTimeout,
-        .metricsHost, .metricsPort,
+        .batchAttempts, .pruneBreakerShare, .pruneBreakerMinimum, .smallJobRunners, .throttleWindow, .planningClaimWait,
+        .schedulerInterval, .planningResumeInterval, .retryAttempts, .retryBaseDelay, .retryMaximumDelay,
+        .transportAttempts, .transportDelay, .connections, .sendConcurrency, .requestTimeout, .metricsHost,
+        .metricsPort,
     ]
 
     package var givenFlags: [(key: ConfigurationKey, text: String?)] {
@@ -31,7 +43,11 @@ package struct WorkerOptions: ConfigurationOptions {
             (.prefetch, prefetch), (.batchPrefetch, batchPrefetch), (.batchSize, batchSize), (.planAhead, planAhead),
             (.smallJobGroup, smallJobGroup), (.maxMessageBytes, maxMessageBytes), (.maxDeliveries, maxDeliveries),
             (.batchAttempts, batchAttempts), (.pruneBreakerShare, pruneBreakerShare),
-            (.pruneBreakerMinimum, pruneBreakerMinimum), (.connections, connections),
+            (.pruneBreakerMinimum, pruneBreakerMinimum), (.smallJobRunners, smallJobRunners),
+            (.throttleWindow, throttleWindow), (.planningClaimWait, planningClaimWait),
+            (.schedulerInterval, schedulerInterval), (.planningResumeInterval, planningResumeInterval),
+            (.retryAttempts, retryAttempts), (.retryBaseDelay, retryBaseDelay), (.retryMaximumDelay, retryMaxDelay),
+            (.transportAttempts, transportAttempts), (.transportDelay, transportDelay), (.connections, connections),
             (.sendConcurrency, sendConcurrency), (.requestTimeout, requestTimeout), (.metricsHost, metricsHost),
             (.metricsPort, metricsPort),
         ]

@@ -196,7 +196,7 @@ struct PlannerService: Service {
                 metrics: shared.metrics,
                 logger: shared.logger,
                 smallJobs: SmallJobQueue(
-                    maximumRunners: 4,
+                    maximumRunners: configuration.smallJobRunners,
                     maximumGroup: configuration.smallJobGroupSize ?? max(1, Int(configuration.prefetch) / 4)),
                 claims: shared.claims, liveActivities: liveActivities, channelBroadcasts: channelBroadcasts
             )

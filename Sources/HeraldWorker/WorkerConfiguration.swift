@@ -106,6 +106,8 @@ public struct WorkerConfiguration: Sendable {
     /// Brief in-process retries of transient failures before a batch's failures go to the retry queues.
     public var retryPolicy: RetryPolicy = .init(
         maximumAttempts: 2, baseDelay: .milliseconds(100), maximumDelay: .seconds(1))
+    /// Groups of small jobs one worker delivers at once, each in its own transaction (`SmallJobQueue`).
+    public var smallJobRunners: Int = 4
 
     /// The prune breaker: a job whose BadDeviceToken/DeviceTokenNotForTopic answers are more than this share of its
     /// answers (in (0, 1]) is stopped and prunes none of them (see `PruneBreaker`)...

@@ -45,6 +45,12 @@ import Testing
             #expect(resolved.maximumBatchAttempts == plain.maximumBatchAttempts)
             #expect(resolved.pruneBreakerShare == plain.pruneBreakerShare)
             #expect(resolved.pruneBreakerMinimum == plain.pruneBreakerMinimum)
+            #expect(resolved.smallJobRunners == plain.smallJobRunners)
+            #expect(resolved.throttleWindow == plain.throttleWindow)
+            #expect(resolved.planningClaimWait == plain.planningClaimWait)
+            #expect(resolved.schedulerInterval == plain.schedulerInterval)
+            #expect(resolved.planningResumeInterval == plain.planningResumeInterval)
+            #expect(resolved.retryPolicy == plain.retryPolicy)
             #expect(resolved.connectionsPerApp == plain.connectionsPerApp)
             #expect(resolved.sendConcurrency == plain.sendConcurrency)
             #expect(resolved.requestTimeout == plain.requestTimeout)
@@ -89,6 +95,9 @@ import Testing
                 .metricsHost: "0.0.0.0", .metricsPort: "0", .finishedJobsRetention: "0", .deadTokensRetention: "12h",
                 .deliveryFailuresRetention: "45d", .parkedRetention: "90m", .retentionInterval: "30s",
                 .webhookConcurrencyPerApp: "3", .webhookBreakerFailures: "9", .webhookBreakerOpen: "2m",
+                .smallJobRunners: "2", .throttleWindow: "5s", .planningClaimWait: "90s", .schedulerInterval: "500ms",
+                .planningResumeInterval: "50ms", .retryAttempts: "3", .retryBaseDelay: "20ms", .retryMaximumDelay: "2s",
+                .transportAttempts: "6", .transportDelay: "10ms",
             ]
             #expect(Set(flags.keys) == Set(WorkerCommand.keys).subtracting([.amqpURL, .databaseURL, .logLevel]))
             let settings = try ConfigurationResolver(flags: flags, environment: Self.urls, file: nil)
@@ -112,6 +121,15 @@ import Testing
             #expect(configuration.retentionInterval == .seconds(30))
             #expect(configuration.webhookConcurrencyPerApp == 3 && configuration.webhookBreakerThreshold == 9)
             #expect(configuration.webhookBreakerOpenFor == .seconds(120))
+            #expect(configuration.smallJobRunners == 2 && configuration.throttleWindow == .seconds(5))
+            #expect(configuration.planningClaimWait == .seconds(90))
+            #expect(configuration.schedulerInterval == .milliseconds(500))
+            #expect(configuration.planningResumeInterval == .milliseconds(50))
+            #expect(
+                configuration.retryPolicy
+                    == RetryPolicy(
+                        maximumAttempts: 3, baseDelay: .milliseconds(20), maximumDelay: .seconds(2),
+                        transportAttempts: 6, transportDelay: .milliseconds(10)))
         }
     }
 
