@@ -100,7 +100,9 @@ struct BenchAPNSCommand: AsyncParsableCommand {
                 ("seconds", String(format: "%.3f", seconds)), ("sends_per_second", String(format: "%.0f", rate)),
                 ("p50_ms", String(format: "%.3f", percentile(0.50))),
                 ("p99_ms", String(format: "%.3f", percentile(0.99))),
-                ("cpu_seconds", String(format: "%.3f", cpu)), ("failed", "\(failed)"),
+                ("cpu_seconds", String(format: "%.3f", cpu)),
+                ("cpu_us_per_notification", String(format: "%.2f", cpu * 1e6 / Double(max(count, 1)))),
+                ("failed", "\(failed)"),
             ]
             print("{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}")
         } else {
