@@ -44,6 +44,12 @@ extension WorkerCommand {
         configuration.planningClaimWait = settings.duration(.planningClaimWait)
         configuration.schedulerInterval = settings.duration(.schedulerInterval)
         configuration.planningResumeInterval = settings.duration(.planningResumeInterval)
+        let longest = settings.duration(.retryMaximumDelay)
+        for first in [ConfigurationKey.retryBaseDelay, .transportDelay] where settings.duration(first) > longest {
+            throw ConfigurationError(
+                "\(ConfigurationKey.retryMaximumDelay.name) (\(longest)) is below \(first.name) "
+                    + "(\(settings.duration(first))): the longest backoff must be at least the first")
+        }
         configuration.retryPolicy = RetryPolicy(
             maximumAttempts: settings.integer(.retryAttempts), baseDelay: settings.duration(.retryBaseDelay),
             maximumDelay: settings.duration(.retryMaximumDelay),

@@ -79,16 +79,17 @@ extension ConfigurationKey {
         "Answers the prune breaker needs before it decides.")
     package static let smallJobRunners = ConfigurationKey(
         "worker.small_job_runners", environment: "HERALD_WORKER_SMALL_JOB_RUNNERS", flag: "small-job-runners",
-        kind: .integer(1...64), default: .integer(4),
-        "Groups of small jobs one worker delivers at once (each one transaction).")
+        kind: .integer(1...6), default: .integer(4),
+        "Groups of small jobs one worker delivers at once, each holding one of the 8 database connections.")
     package static let throttleWindow = ConfigurationKey(
         "worker.throttle_window", environment: "HERALD_WORKER_THROTTLE_WINDOW", flag: "throttle-window",
         kind: .duration(.milliseconds(100)...(.seconds(60))), default: .duration(.seconds(2)),
         "How far ahead a throttled batch may take its turn in its rate; a later turn waits in a delay queue.")
     package static let planningClaimWait = ConfigurationKey(
         "worker.planning_claim_wait", environment: "HERALD_WORKER_PLANNING_CLAIM_WAIT", flag: "planning-claim-wait",
-        kind: .duration(.seconds(1)...(.seconds(600))), default: .duration(.seconds(60)),
-        "How long a redelivered job waits for its planning claim before the holder is taken to be alive.")
+        kind: .duration(.seconds(30)...(.seconds(600))), default: .duration(.seconds(60)),
+        "How long a redelivered job waits for its planning claim before the holder is taken to be alive (over the "
+            + "~25 s in which PostgreSQL drops a vanished session).")
     package static let schedulerInterval = ConfigurationKey(
         "worker.scheduler_interval", environment: "HERALD_WORKER_SCHEDULER_INTERVAL", flag: "scheduler-interval",
         kind: .duration(.milliseconds(100)...(.seconds(60))), default: .duration(.seconds(1)),
@@ -99,23 +100,23 @@ extension ConfigurationKey {
         default: .duration(.milliseconds(200)), "How often the scheduler looks for paused planning to resume.")
     package static let retryAttempts = ConfigurationKey(
         "apns.retry_attempts", environment: "HERALD_APNS_RETRY_ATTEMPTS", flag: "retry-attempts",
-        kind: .integer(1...20), default: .integer(2),
+        kind: .integer(1...10), default: .integer(2),
         "Attempts in-process, the first included, of a notification APNs answered 429 or 5xx.")
     package static let retryBaseDelay = ConfigurationKey(
         "apns.retry_base_delay", environment: "HERALD_APNS_RETRY_BASE_DELAY", flag: "retry-base-delay",
-        kind: .duration(.milliseconds(1)...(.seconds(60))), default: .duration(.milliseconds(100)),
+        kind: .duration(.milliseconds(1)...(.seconds(10))), default: .duration(.milliseconds(100)),
         "The backoff's first ceiling (doubling, with full jitter) before an in-process retry.")
     package static let retryMaximumDelay = ConfigurationKey(
         "apns.retry_max_delay", environment: "HERALD_APNS_RETRY_MAX_DELAY", flag: "retry-max-delay",
-        kind: .duration(.milliseconds(1)...(.seconds(300))), default: .duration(.seconds(1)),
-        "The longest backoff before an in-process retry.")
+        kind: .duration(.milliseconds(1)...(.seconds(10))), default: .duration(.seconds(1)),
+        "The longest backoff before any in-process retry; at least retry_base_delay and transport_delay.")
     package static let transportAttempts = ConfigurationKey(
         "apns.transport_attempts", environment: "HERALD_APNS_TRANSPORT_ATTEMPTS", flag: "transport-attempts",
-        kind: .integer(1...20), default: .integer(4),
+        kind: .integer(1...10), default: .integer(4),
         "Attempts in all of a notification that got no answer (a timeout, a lost connection, a reset stream).")
     package static let transportDelay = ConfigurationKey(
         "apns.transport_delay", environment: "HERALD_APNS_TRANSPORT_DELAY", flag: "transport-delay",
-        kind: .duration(.milliseconds(1)...(.seconds(60))), default: .duration(.milliseconds(50)),
+        kind: .duration(.milliseconds(1)...(.seconds(10))), default: .duration(.milliseconds(50)),
         "The backoff's first ceiling (doubling, with full jitter) before a retry of a notification with no answer.")
     package static let connections = ConfigurationKey(
         "apns.connections", environment: "HERALD_APNS_CONNECTIONS", flag: "connections", kind: .integer(1...64),

@@ -133,6 +133,19 @@ import Testing
         }
     }
 
+    /// The longest in-process backoff below a first one is refused, naming both keys.
+    @Test func aRetryMaximumBelowItsFirstDelayIsRefused() throws {
+        try Self.withAppsFile { path in
+            for (first, value) in [(ConfigurationKey.retryBaseDelay, "500ms"), (.transportDelay, "300ms")] {
+                let flags: [ConfigurationKey: String] = [.appsFile: path, .retryMaximumDelay: "200ms", first: value]
+                let settings = try ConfigurationResolver(flags: flags, environment: Self.urls, file: nil)
+                    .resolve(WorkerCommand.keys)
+                let error = try #require(throws: ConfigurationError.self) { try WorkerCommand.configuration(settings) }
+                #expect(error.message.contains("apns.retry_max_delay") && error.message.contains(first.name))
+            }
+        }
+    }
+
     @Test func everyAPIKeyReachesItsField() throws {
         let flags: [ConfigurationKey: String] = [
             .apiHost: "0.0.0.0", .apiPort: "9999", .apiMaximumBodySize: "2048", .queuePrefix: "a",

@@ -59,7 +59,7 @@ struct EndJobs: PostgresPreparedStatement {
         var cursor: String = ""
     }
 
-    /// Counts added to the job's.
+    /// Counts added to the job's (by `counted` and `group`), or replacing them (by `stop`, when `targeted` is given).
     struct Counts: Sendable {
         var targeted: Int64 = 0
         var sent: Int64 = 0
