@@ -40,6 +40,7 @@ extension WorkerCommand {
         configuration.pruneBreakerShare = settings.fraction(.pruneBreakerShare)
         configuration.pruneBreakerMinimum = settings.integer(.pruneBreakerMinimum)
         configuration.smallJobRunners = settings.integer(.smallJobRunners)
+        configuration.commitSlice = settings.integer(.commitSlice)
         configuration.throttleWindow = settings.duration(.throttleWindow)
         configuration.planningClaimWait = settings.duration(.planningClaimWait)
         configuration.schedulerInterval = settings.duration(.schedulerInterval)

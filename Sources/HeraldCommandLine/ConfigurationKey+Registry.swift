@@ -81,6 +81,10 @@ extension ConfigurationKey {
         "worker.small_job_runners", environment: "HERALD_WORKER_SMALL_JOB_RUNNERS", flag: "small-job-runners",
         kind: .integer(1...6), default: .integer(4),
         "Groups of small jobs one worker delivers at once, each holding one of the 8 database connections.")
+    package static let commitSlice = ConfigurationKey(
+        "worker.commit_slice", environment: "HERALD_WORKER_COMMIT_SLICE", flag: "commit-slice",
+        kind: .integer(50...10_000), default: .integer(500),
+        "Devices of a batch committed together as it is sent: a worker that dies re-sends at most this many a batch.")
     package static let throttleWindow = ConfigurationKey(
         "worker.throttle_window", environment: "HERALD_WORKER_THROTTLE_WINDOW", flag: "throttle-window",
         kind: .duration(.milliseconds(100)...(.seconds(60))), default: .duration(.seconds(2)),
@@ -220,7 +224,8 @@ extension ConfigurationKey {
         queuePrefix, queueType, retryDelays,
         appsFile,
         prefetch, batchPrefetch, batchSize, planAhead, smallJobGroup, maxMessageBytes, maxDeliveries, batchAttempts,
-        pruneBreakerShare, pruneBreakerMinimum, smallJobRunners, throttleWindow, planningClaimWait, schedulerInterval,
+        pruneBreakerShare, pruneBreakerMinimum, smallJobRunners, commitSlice, throttleWindow, planningClaimWait,
+        schedulerInterval,
         planningResumeInterval, retryAttempts, retryBaseDelay, retryMaximumDelay, transportAttempts, transportDelay,
         connections, sendConcurrency, requestTimeout, metricsHost, metricsPort,
         finishedJobsRetention, deadTokensRetention, deliveryFailuresRetention, parkedRetention, retentionInterval,

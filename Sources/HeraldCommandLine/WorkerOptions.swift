@@ -15,6 +15,7 @@ package struct WorkerOptions: ConfigurationOptions {
     @Option(help: ArgumentHelp(.pruneBreakerShare)) var pruneBreakerShare: String?
     @Option(help: ArgumentHelp(.pruneBreakerMinimum)) var pruneBreakerMinimum: String?
     @Option(help: ArgumentHelp(.smallJobRunners)) var smallJobRunners: String?
+    @Option(help: ArgumentHelp(.commitSlice)) var commitSlice: String?
     @Option(help: ArgumentHelp(.throttleWindow)) var throttleWindow: String?
     @Option(help: ArgumentHelp(.planningClaimWait)) var planningClaimWait: String?
     @Option(help: ArgumentHelp(.schedulerInterval)) var schedulerInterval: String?
@@ -32,7 +33,8 @@ package struct WorkerOptions: ConfigurationOptions {
 
     package static let keys: [ConfigurationKey] = [
         .prefetch, .batchPrefetch, .batchSize, .planAhead, .smallJobGroup, .maxMessageBytes, .maxDeliveries,
-        .batchAttempts, .pruneBreakerShare, .pruneBreakerMinimum, .smallJobRunners, .throttleWindow, .planningClaimWait,
+        .batchAttempts, .pruneBreakerShare, .pruneBreakerMinimum, .smallJobRunners, .commitSlice, .throttleWindow,
+        .planningClaimWait,
         .schedulerInterval, .planningResumeInterval, .retryAttempts, .retryBaseDelay, .retryMaximumDelay,
         .transportAttempts, .transportDelay, .connections, .sendConcurrency, .requestTimeout, .metricsHost,
         .metricsPort,
@@ -44,6 +46,7 @@ package struct WorkerOptions: ConfigurationOptions {
             (.smallJobGroup, smallJobGroup), (.maxMessageBytes, maxMessageBytes), (.maxDeliveries, maxDeliveries),
             (.batchAttempts, batchAttempts), (.pruneBreakerShare, pruneBreakerShare),
             (.pruneBreakerMinimum, pruneBreakerMinimum), (.smallJobRunners, smallJobRunners),
+            (.commitSlice, commitSlice),
             (.throttleWindow, throttleWindow), (.planningClaimWait, planningClaimWait),
             (.schedulerInterval, schedulerInterval), (.planningResumeInterval, planningResumeInterval),
             (.retryAttempts, retryAttempts), (.retryBaseDelay, retryBaseDelay), (.retryMaximumDelay, retryMaxDelay),

@@ -108,6 +108,9 @@ public struct WorkerConfiguration: Sendable {
         maximumAttempts: 2, baseDelay: .milliseconds(100), maximumDelay: .seconds(1))
     /// Groups of small jobs one worker delivers at once, each in its own transaction (`SmallJobQueue`).
     public var smallJobRunners: Int = 4
+    /// Devices of a batch whose outcomes are committed together while the batch goes on: a worker that dies
+    /// re-sends at most this many of each batch it held (`batchPrefetch` of them), not whole batches.
+    public var commitSlice: Int = 500
 
     /// The prune breaker: a job whose BadDeviceToken/DeviceTokenNotForTopic answers are more than this share of its
     /// answers (in (0, 1]) is stopped and prunes none of them (see `PruneBreaker`)...

@@ -46,6 +46,7 @@ import Testing
             #expect(resolved.pruneBreakerShare == plain.pruneBreakerShare)
             #expect(resolved.pruneBreakerMinimum == plain.pruneBreakerMinimum)
             #expect(resolved.smallJobRunners == plain.smallJobRunners)
+            #expect(resolved.commitSlice == plain.commitSlice)
             #expect(resolved.throttleWindow == plain.throttleWindow)
             #expect(resolved.planningClaimWait == plain.planningClaimWait)
             #expect(resolved.schedulerInterval == plain.schedulerInterval)
@@ -95,7 +96,8 @@ import Testing
                 .metricsHost: "0.0.0.0", .metricsPort: "0", .finishedJobsRetention: "0", .deadTokensRetention: "12h",
                 .deliveryFailuresRetention: "45d", .parkedRetention: "90m", .retentionInterval: "30s",
                 .webhookConcurrencyPerApp: "3", .webhookBreakerFailures: "9", .webhookBreakerOpen: "2m",
-                .smallJobRunners: "2", .throttleWindow: "5s", .planningClaimWait: "90s", .schedulerInterval: "500ms",
+                .smallJobRunners: "2", .commitSlice: "250", .throttleWindow: "5s", .planningClaimWait: "90s",
+                .schedulerInterval: "500ms",
                 .planningResumeInterval: "50ms", .retryAttempts: "3", .retryBaseDelay: "20ms", .retryMaximumDelay: "2s",
                 .transportAttempts: "6", .transportDelay: "10ms",
             ]
@@ -122,6 +124,7 @@ import Testing
             #expect(configuration.webhookConcurrencyPerApp == 3 && configuration.webhookBreakerThreshold == 9)
             #expect(configuration.webhookBreakerOpenFor == .seconds(120))
             #expect(configuration.smallJobRunners == 2 && configuration.throttleWindow == .seconds(5))
+            #expect(configuration.commitSlice == 250)
             #expect(configuration.planningClaimWait == .seconds(90))
             #expect(configuration.schedulerInterval == .milliseconds(500))
             #expect(configuration.planningResumeInterval == .milliseconds(50))

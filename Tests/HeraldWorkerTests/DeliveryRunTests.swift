@@ -26,12 +26,22 @@ import Testing
             var completed: [(BatchKey, WriteBack, BatchKey?)] = []
             var completedSmall: [BatchCompletion] = []
             var failed: [(JobKey, String)] = []
+            var progress = BatchProgress()
+            var slices: [SliceCommit] = []
         }
         let state: Mutex<State>
 
         init(start: BatchStart) { state = Mutex(State(start: start)) }
 
         func beginBatch(_ key: BatchKey) async throws -> BatchStart { state.withLock { $0.start } }
+        func batchProgress(_ key: BatchKey) async throws -> BatchProgress { state.withLock { $0.progress } }
+        func commitSlice(_ slice: SliceCommit) async throws -> Bool {
+            state.withLock { state in
+                guard !state.completed.contains(where: { $0.0 == slice.key }) else { return false }
+                state.slices.append(slice)
+                return true
+            }
+        }
         func devices(app: String, tokens: [DeviceToken]) async throws -> [StoredDevice] {
             tokens.map { StoredDevice(token: $0, locale: nil, registeredAt: 0) }
         }
@@ -118,7 +128,7 @@ import Testing
     }
 
     static func fixture(
-        start: BatchStart = .deliver(spec: spec(), publishedAt: 0, throttlePerSecond: nil),
+        start: BatchStart = .deliver(spec: spec(), publishedAt: 0, throttlePerSecond: nil), commitSlice: Int = 500,
         answer: @escaping @Sendable (String, Int) -> Result<APNSOutcome, APNSTransportError> = { _, _ in
             SenderTests.outcome(200)
         }
@@ -134,6 +144,7 @@ import Testing
             appsDirectory: "/")
         configuration.clock = clock.skipping
         configuration.maximumBatchAttempts = 3
+        configuration.commitSlice = commitSlice
         let metrics = WorkerMetrics()
         let logger = Logger(label: "test")
         let commit = Commit(
@@ -167,6 +178,48 @@ import Testing
         #expect(f.apps.leases.load(ordering: .relaxed) == 0, "the app's lease is released")
         // A redelivery of a batch already done is not written again.
         #expect(try await f.run.deliver(Self.batch()) == .alreadyDone)
+    }
+
+    /// A batch goes out in slices, each committed before the next is sent; the last completes the batch and sends its
+    /// retry with the transient failures the earlier slices held.
+    @Test func aBatchIsCommittedInSlicesAndItsLastSliceCompletesIt() async throws {
+        let f = try Self.fixture(
+            start: .deliver(spec: Self.spec(tokens: 5), publishedAt: 0, throttlePerSecond: nil), commitSlice: 2
+        ) { token, _ in
+            token == Self.token(1) ? SenderTests.outcome(503, "ServiceUnavailable") : SenderTests.outcome(200)
+        }
+        #expect(try await f.run.deliver(Self.batch(tokens: 5)) == .completed(jobFinished: nil))
+        let (slices, completed) = f.store.state.withLock { ($0.slices, $0.completed) }
+        #expect(slices.map(\.settled) == [2, 2])
+        #expect(slices.map(\.writeBack.targeted) == [2, 2] && slices.map(\.writeBack.sent) == [1, 2])
+        #expect(slices.map(\.held) == [[Self.token(1)], []])
+        #expect(slices.allSatisfy { $0.writeBack.retried == 0 })
+        #expect(completed.count == 1 && completed[0].1.targeted == 1 && completed[0].1.sent == 1)
+        // The held failure is retried with the batch's retry, and counted once there.
+        #expect(completed[0].1.retried == 1 && completed[0].2 != nil)
+        let retries = f.publisher.bodies(to: f.topology.retryQueue(after: 1))
+        let retry = try JSONDecoder().decode(BatchMessage.self, from: Data(try #require(retries.first)))
+        #expect(retry.tokens == [Self.token(1)])
+        // Every device was sent once, and the books balance: 5 targeted, 4 sent, 1 retried.
+        #expect(f.transport.requests.count == 5 + 1)  // the 503 was tried again in-process once
+        let all = slices.map(\.writeBack) + completed.map(\.1)
+        #expect(all.map(\.targeted).reduce(0, +) == 5 && all.map(\.sent).reduce(0, +) == 4)
+    }
+
+    /// A batch redelivered after a worker died sends only what the earlier delivery did not commit, and retries
+    /// what it held.
+    @Test func aRedeliveredBatchSendsOnlyWhatWasNotCommitted() async throws {
+        let f = try Self.fixture(
+            start: .deliver(spec: Self.spec(tokens: 5), publishedAt: 0, throttlePerSecond: nil), commitSlice: 2)
+        f.store.state.withLock { $0.progress = BatchProgress(settled: 2, heldRetries: [Self.token(0)]) }
+        #expect(try await f.run.deliver(Self.batch(tokens: 5)) == .completed(jobFinished: nil))
+        #expect(Set(f.transport.requests) == Set((2..<5).map(Self.token)))
+        let (slices, completed) = f.store.state.withLock { ($0.slices, $0.completed) }
+        #expect(slices.map(\.settled) == [2])
+        #expect(completed.first?.1.targeted == 1 && completed.first?.1.retried == 1)
+        let retries = f.publisher.bodies(to: f.topology.retryQueue(after: 1))
+        let retry = try JSONDecoder().decode(BatchMessage.self, from: Data(try #require(retries.first)))
+        #expect(retry.tokens == [Self.token(0)])
     }
 
     @Test func transientFailuresGoToTheRetryQueueAsTheNextAttemptAndAreParkedAfterTheLast() async throws {

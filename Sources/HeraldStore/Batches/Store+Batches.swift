@@ -290,8 +290,8 @@ extension Store {
     /// `complete`: marks still-pending batches done with their counts; returns those it claimed. `items` sorted.
     package static func claimBatchesQuery(_ items: [BatchCompletion]) -> PostgresQuery {
         """
-        UPDATE batches b SET state = 'done', completed_at = now(), sent = i.sent, failed = i.failed,
-            retried = i.retried, expired = i.expired
+        UPDATE batches b SET state = 'done', completed_at = now(), sent = b.sent + i.sent,
+            failed = b.failed + i.failed, retried = b.retried + i.retried, expired = b.expired + i.expired
         FROM unnest(\(items.map(\.key.app))::text[], \(items.map(\.key.job))::text[],
                     \(items.map(\.key.seq))::integer[], \(items.map(\.key.attempt))::integer[],
                     \(items.map(\.writeBack.sent))::integer[],
@@ -312,7 +312,7 @@ extension Store {
     /// `complete`: a batch's pruned count, for a batch with dead tokens.
     package static func batchPrunedQuery(_ key: BatchKey, pruned: Int) -> PostgresQuery {
         """
-        UPDATE batches SET pruned = \(pruned)
+        UPDATE batches SET pruned = pruned + \(pruned)
         WHERE app_id = \(key.app) AND job_id = \(key.job) AND seq = \(key.seq) AND attempt = \(key.attempt)
         """
     }

@@ -209,3 +209,24 @@ struct Commit: Sendable {
         }
     }
 }
+
+extension Commit {
+    /// Commits a slice of a batch still being delivered (`DeliveryRun.deliver`): its write-back, how far the batch
+    /// got, and its transient failures held for the batch's retry; held through an outage. Returns false if the
+    /// batch is no longer pending (another delivery completed it): its sender stops.
+    func commitSlice(
+        _ batch: BatchMessage, plan: SettlementPlan, writeBack: WriteBack, settled: Int, through: String?,
+        held: [DeviceToken]
+    ) async throws -> Bool {
+        let slice = SliceCommit(
+            key: batch.key, writeBack: writeBack, settled: settled, settledThrough: through, held: held.map(\.hex))
+        let committed = try await outages.untilDone("committing a batch's slice") {
+            try await store.commitSlice(slice)
+        }
+        if committed {
+            record(plan.tally)
+            logFailures(writeBack, batch: batch)
+        }
+        return committed
+    }
+}

@@ -7,6 +7,7 @@ protocol CommitStore: Sendable {
         -> (pruned: Int, jobFinished: JobState?)?
     func completeSmallJobs(_ completions: [BatchCompletion]) async throws -> CompletedBatches
     func failJob(_ job: JobKey, reason: String) async throws -> Bool
+    func commitSlice(_ slice: SliceCommit) async throws -> Bool
     func databaseAnswers(within timeout: Duration) async -> Bool
 }
 

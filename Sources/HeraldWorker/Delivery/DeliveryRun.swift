@@ -63,8 +63,12 @@ struct DeliveryRun: Sendable {
         defer { apps.release(lease) }
         let app = lease.app
 
-        let devices = try await devices(of: batch, job: job, app: app)
+        // An earlier delivery's committed slices are not sent again (schemas/032).
+        let progress = try await store.batchProgress(batch.key)
+        let devices = Self.unsettled(try await devices(of: batch, job: job, app: app), of: batch, after: progress)
+        let resumed = progress.settled > 0
         var unit = DeliveryUnit(job: job, batch: batch, publishedAt: publishedAt, devices: devices.count)
+        if resumed { unit.leaveOutInvalidTokens(of: job) }
         if DeliveryUnit.isExpired(job, now: configuration.clock.unixSeconds) {
             commit.record(unit.expire(devices: devices.count))
             return try await commit.finish(batch, writeBack: unit.writeBack, retry: nil)
@@ -92,25 +96,86 @@ struct DeliveryRun: Sendable {
             // Once per device per job: a retry or redelivery gets the badge the first delivery computed.
             badges = try await store.incrementBadges(job: job.key, tokens: devices.map(\.token), by: increment)
         }
-        // Each device to the APNs environment it registered with, for an app that serves both; else all to one.
+        // In slices of `commitSlice` devices: each is sent, settled and committed before the next is sent, so a
+        // worker that dies re-sends at most one slice of each batch it held. The last slice completes the batch,
+        // taking in the transient failures the earlier ones held back.
+        let sliceSize = max(1, configuration.commitSlice)
+        let reads = breakerReads(of: job)
+        var held = progress.heldRetries.map(DeviceToken.init(trustedHex:))
+        var start = 0
+        while true {
+            let end = min(start + sliceSize, devices.count)
+            let slice = devices[start..<end]
+            var results = try await send(
+                slice, of: job, publishedAt: publishedAt, app: app, lease: lease, badges: badges, pacing: &pacing)
+            var sliceUnit = DeliveryUnit(job: job, batch: batch, publishedAt: publishedAt, devices: slice.count)
+            if resumed || start > 0 { sliceUnit.leaveOutInvalidTokens(of: job) }
+            // The notifications are out: from here each write is held through an outage and tried again alone, and
+            // a failure that remains is `SentButNotSettled`, so nothing retries the batch from the start.
+            do {
+                if end < devices.count {
+                    var unbounded = settler
+                    unbounded.maximumAttempts = .max  // held back: the last slice decides their fate
+                    let plan = try await unbounded.settle(results, batch: batch, reads: reads)
+                    if plan.stop == nil {
+                        let (now, heldBack) = plan.holdingTransient()
+                        var writeBack = sliceUnit.writeBack
+                        writeBack.add(now)
+                        let committed = try await commit.commitSlice(
+                            batch, plan: now, writeBack: writeBack, settled: slice.count,
+                            through: batch.tokens == nil ? slice.last?.token.hex : nil, held: heldBack)
+                        guard committed else {
+                            metrics.batchesDuplicate.increment()
+                            return .alreadyDone
+                        }
+                        held += heldBack
+                        start = end
+                        continue
+                    }
+                    // The job stops here: the rest of the batch is not sent, as a stopped job's devices never are.
+                    results += devices[end...].map {
+                        DeviceResult(token: $0.token, disposition: .failJob(reason: StopFlag.stopped), retries: 0)
+                    }
+                    sliceUnit = DeliveryUnit(
+                        job: job, batch: batch, publishedAt: publishedAt, devices: devices.count - start)
+                    if resumed || start > 0 { sliceUnit.leaveOutInvalidTokens(of: job) }
+                }
+                let plan = try await settler.settle(results, batch: batch, reads: reads).takingIn(
+                    held: held, attempt: batch.attempt, maximumAttempts: configuration.maximumBatchAttempts)
+                return try await commit.completeBatch(batch, job: job, plan: plan, writeBack: sliceUnit.writeBack)
+            } catch {
+                throw SentButNotSettled(underlying: error)
+            }
+        }
+    }
+
+    /// Sends `devices`, each to the APNs environment it registered with (for an app that serves both; else all to
+    /// one).
+    private func send(
+        _ devices: ArraySlice<StoredDevice>, of job: PreparedJob, publishedAt: Int64, app: AppConfiguration,
+        lease: TransportLease, badges: [String: Int], pacing: inout Sender.Pacing?
+    ) async throws -> [DeviceResult] {
         var results: [DeviceResult] = []
         let sender = self.sender
-        for (environment, share) in Self.byEnvironment(devices, app: app) {
+        for (environment, share) in Self.byEnvironment(Array(devices), app: app) {
             let requests = Self.requests(for: share, job: job, bundleID: app.topic, badges: badges)
             let stop = StopFlag(job: job.key, registry: commit.stoppedJobs)
             results += try await sender.send(
                 Sender.Share(requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt),
                 through: lease.transport(for: environment), pacing: &pacing)
         }
+        return results
+    }
 
-        // The notifications are out: from here each write is held through an outage and tried again alone, and a
-        // failure that remains is `SentButNotSettled`, so nothing retries the batch from the start (sending again).
-        do {
-            let plan = try await settler.settle(results, batch: batch, reads: breakerReads(of: job))
-            return try await commit.completeBatch(batch, job: job, plan: plan, writeBack: unit.writeBack)
-        } catch {
-            throw SentButNotSettled(underlying: error)
-        }
+    /// The devices an earlier delivery of `batch` did not settle: after the first `settled` of its listed tokens, or
+    /// after `settledThrough` of its key range (read in token order; a device pruned since is not read again).
+    static func unsettled(_ devices: [StoredDevice], of batch: BatchMessage, after progress: BatchProgress)
+        -> [StoredDevice]
+    {
+        guard progress.settled > 0 else { return devices }
+        if batch.tokens != nil { return Array(devices.dropFirst(progress.settled)) }
+        guard let through = progress.settledThrough else { return devices }
+        return devices.filter { $0.token.hex > through }
     }
 
     /// The prune breaker's reads for a planned batch of `job`, each held through an outage.

@@ -6,6 +6,7 @@ import HeraldStore
 /// tests (`DeliveryRunTests`) use a fake.
 protocol DeliveryStore: Sendable {
     func beginBatch(_ key: BatchKey) async throws -> BatchStart
+    func batchProgress(_ key: BatchKey) async throws -> BatchProgress
     func devices(app: String, tokens: [DeviceToken]) async throws -> [StoredDevice]
     func devicesPage(
         app: String, filter: DeviceFilter, after: String?, through: String?, limit: Int, withDetails: Bool

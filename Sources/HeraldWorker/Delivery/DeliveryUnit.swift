@@ -27,6 +27,14 @@ struct DeliveryUnit: Sendable {
         }
     }
 
+    /// Leaves out the job's entries that were not tokens: a part of the batch other than its first (a later slice, or
+    /// a delivery after an earlier one committed some of it) must not count them again.
+    mutating func leaveOutInvalidTokens(of job: PreparedJob) {
+        guard batch.seq == 0 && batch.attempt == 1 && batch.tokens != nil else { return }
+        writeBack.targeted -= job.invalidTokenCount
+        writeBack.rejectedTokens = 0
+    }
+
     /// Whether `job`'s `apns-expiration` has passed at `now` (seconds since 1970): then nothing is sent.
     static func isExpired(_ job: PreparedJob, now: Int64) -> Bool {
         guard let expiration = job.template.expiration, expiration != 0 else { return false }
