@@ -35,6 +35,7 @@ import Testing
 
         func beginBatch(_ key: BatchKey) async throws -> BatchStart { state.withLock { $0.start } }
         func batchProgress(_ key: BatchKey) async throws -> BatchProgress { state.withLock { $0.progress } }
+        func hasUnprovenDevices(app: String) async throws -> Bool { false }
         func commitSlice(_ slice: SliceCommit) async throws -> Bool {
             state.withLock { state in
                 guard !state.completed.contains(where: { $0.0 == slice.key }) else { return false }

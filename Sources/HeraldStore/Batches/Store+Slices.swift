@@ -59,6 +59,31 @@ extension Store {
     public func commitSlice(_ slice: SliceCommit) async throws(StoreError) -> Bool {
         let key = slice.key
         let writeBack = slice.writeBack
+        if writeBack.prunes.isEmpty && writeBack.failures.isEmpty && writeBack.delivered.isEmpty {
+            // The usual slice: counts only, in one statement (one round trip, its own transaction).
+            return try await run("committing a batch's slice") {
+                let rows = try await client.query(
+                    """
+                    WITH slice AS (
+                        UPDATE batches SET settled = settled + \(slice.settled),
+                            settled_through = coalesce(\(slice.settledThrough), settled_through),
+                            held_retries = held_retries || \(slice.held)::text[],
+                            sent = sent + \(writeBack.sent), failed = failed + \(writeBack.rejectedTokens),
+                            expired = expired + \(writeBack.expired)
+                        WHERE app_id = \(key.app) AND job_id = \(key.job) AND seq = \(key.seq)
+                          AND attempt = \(key.attempt) AND state = 'pending'
+                        RETURNING 1)
+                    UPDATE jobs SET targeted = targeted + \(writeBack.targeted), sent = sent + \(writeBack.sent),
+                        failed = failed + \(writeBack.rejectedTokens), expired = expired + \(writeBack.expired),
+                        retried = retried + \(writeBack.retried)
+                    WHERE app_id = \(key.app) AND id = \(key.job) AND EXISTS (SELECT 1 FROM slice)
+                    RETURNING 1
+                    """,
+                    logger: logger)
+                for try await _ in rows { return true }
+                return false
+            }
+        }
         return try await run("committing a batch's slice") {
             try await client.withTransaction(logger: logger) { connection in
                 let rows = try await connection.query(

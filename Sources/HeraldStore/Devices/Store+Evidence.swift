@@ -25,6 +25,21 @@ extension Store {
         }
     }
 
+    /// Whether `app` has any unproven device (registered by a register-only key, never delivered to): a batch of an
+    /// app with none records no first deliveries (a device that becomes unproven meanwhile is marked at its next).
+    public func hasUnprovenDevices(app: String) async throws(StoreError) -> Bool {
+        try await run("looking for unproven devices") {
+            let rows = try await client.query(
+                """
+                SELECT 1 FROM devices WHERE app_id = \(app) AND registered_by IS NOT NULL AND delivered_at IS NULL
+                LIMIT 1
+                """,
+                logger: logger)
+            for try await _ in rows { return true }
+            return false
+        }
+    }
+
     /// Marks the unproven devices among `tokens` of `app` delivered to (now), inside the caller's transaction: a
     /// probe of devices_unproven per token, and a write only for a device's first delivery. Rows another
     /// transaction holds are skipped rather than waited for (and so never deadlock with a prune): such a device is

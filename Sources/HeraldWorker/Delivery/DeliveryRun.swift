@@ -101,13 +101,17 @@ struct DeliveryRun: Sendable {
         // taking in the transient failures the earlier ones held back.
         let sliceSize = max(1, configuration.commitSlice)
         let reads = breakerReads(of: job)
+        // First deliveries are recorded only for an app with unproven devices (most have none): asked once here,
+        // so that a slice of such an app commits in one statement.
+        let recordsDeliveries = try await store.hasUnprovenDevices(app: job.app)
         var held = progress.heldRetries.map(DeviceToken.init(trustedHex:))
         var start = 0
         while true {
             let end = min(start + sliceSize, devices.count)
             let slice = devices[start..<end]
             var results = try await send(
-                slice, of: job, publishedAt: publishedAt, app: app, lease: lease, badges: badges, pacing: &pacing)
+                slice, of: job, publishedAt: publishedAt, app: app, lease: lease, badges: badges, pacing: &pacing,
+                probing: start == 0)
             var sliceUnit = DeliveryUnit(job: job, batch: batch, publishedAt: publishedAt, devices: slice.count)
             if resumed || start > 0 { sliceUnit.leaveOutInvalidTokens(of: job) }
             // The notifications are out: from here each write is held through an outage and tried again alone, and
@@ -116,7 +120,8 @@ struct DeliveryRun: Sendable {
                 if end < devices.count {
                     var unbounded = settler
                     unbounded.maximumAttempts = .max  // held back: the last slice decides their fate
-                    let plan = try await unbounded.settle(results, batch: batch, reads: reads)
+                    var plan = try await unbounded.settle(results, batch: batch, reads: reads)
+                    if !recordsDeliveries { plan.delivered = [] }
                     if plan.stop == nil {
                         let (now, heldBack) = plan.holdingTransient()
                         var writeBack = sliceUnit.writeBack
@@ -140,8 +145,9 @@ struct DeliveryRun: Sendable {
                         job: job, batch: batch, publishedAt: publishedAt, devices: devices.count - start)
                     if resumed || start > 0 { sliceUnit.leaveOutInvalidTokens(of: job) }
                 }
-                let plan = try await settler.settle(results, batch: batch, reads: reads).takingIn(
+                var plan = try await settler.settle(results, batch: batch, reads: reads).takingIn(
                     held: held, attempt: batch.attempt, maximumAttempts: configuration.maximumBatchAttempts)
+                if !recordsDeliveries { plan.delivered = [] }
                 return try await commit.completeBatch(batch, job: job, plan: plan, writeBack: sliceUnit.writeBack)
             } catch {
                 throw SentButNotSettled(underlying: error)
@@ -153,7 +159,7 @@ struct DeliveryRun: Sendable {
     /// one).
     private func send(
         _ devices: ArraySlice<StoredDevice>, of job: PreparedJob, publishedAt: Int64, app: AppConfiguration,
-        lease: TransportLease, badges: [String: Int], pacing: inout Sender.Pacing?
+        lease: TransportLease, badges: [String: Int], pacing: inout Sender.Pacing?, probing: Bool
     ) async throws -> [DeviceResult] {
         var results: [DeviceResult] = []
         let sender = self.sender
@@ -162,7 +168,7 @@ struct DeliveryRun: Sendable {
             let stop = StopFlag(job: job.key, registry: commit.stoppedJobs)
             results += try await sender.send(
                 Sender.Share(requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt),
-                through: lease.transport(for: environment), pacing: &pacing)
+                through: lease.transport(for: environment), pacing: &pacing, probing: probing)
         }
         return results
     }

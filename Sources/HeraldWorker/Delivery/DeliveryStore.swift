@@ -7,6 +7,7 @@ import HeraldStore
 protocol DeliveryStore: Sendable {
     func beginBatch(_ key: BatchKey) async throws -> BatchStart
     func batchProgress(_ key: BatchKey) async throws -> BatchProgress
+    func hasUnprovenDevices(app: String) async throws -> Bool
     func devices(app: String, tokens: [DeviceToken]) async throws -> [StoredDevice]
     func devicesPage(
         app: String, filter: DeviceFilter, after: String?, through: String?, limit: Int, withDetails: Bool

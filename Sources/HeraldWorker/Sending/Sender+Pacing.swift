@@ -17,12 +17,16 @@ extension Sender {
     }
 
     /// Sends one share with at most `concurrency` in flight, in chunks of a tenth of the rate paced by `pacing` if
-    /// the batch is throttled; the first request goes alone either way (`sendProbingFirst`).
-    func send(_ share: Share, through client: any NotificationTransport<APNSRequest>, pacing: inout Pacing?)
-        async throws
-        -> [DeviceResult]
-    {
-        guard var paced = pacing else { return await sendProbingFirst([share], through: client)[0] }
+    /// the batch is throttled; with `probing`, the first request goes alone either way (`sendProbingFirst`): a later
+    /// slice of a batch is not probed again, its first slice was.
+    func send(
+        _ share: Share, through client: any NotificationTransport<APNSRequest>, pacing: inout Pacing?,
+        probing: Bool = true
+    ) async throws -> [DeviceResult] {
+        guard var paced = pacing else {
+            return probing
+                ? await sendProbingFirst([share], through: client)[0] : await sendShares([share], through: client)[0]
+        }
         defer { pacing = paced }
         var results: [DeviceResult] = []
         results.reserveCapacity(share.range.count)
