@@ -60,27 +60,9 @@ extension Store {
         let key = slice.key
         let writeBack = slice.writeBack
         if writeBack.prunes.isEmpty && writeBack.failures.isEmpty && writeBack.delivered.isEmpty {
-            // The usual slice: counts only, in one statement (one round trip, its own transaction).
+            // The usual slice: counts only, in one prepared statement (one round trip, its own transaction).
             return try await run("committing a batch's slice") {
-                let rows = try await client.query(
-                    """
-                    WITH slice AS (
-                        UPDATE batches SET settled = settled + \(slice.settled),
-                            settled_through = coalesce(\(slice.settledThrough), settled_through),
-                            held_retries = held_retries || \(slice.held)::text[],
-                            sent = sent + \(writeBack.sent), failed = failed + \(writeBack.rejectedTokens),
-                            expired = expired + \(writeBack.expired)
-                        WHERE app_id = \(key.app) AND job_id = \(key.job) AND seq = \(key.seq)
-                          AND attempt = \(key.attempt) AND state = 'pending'
-                        RETURNING 1)
-                    UPDATE jobs SET targeted = targeted + \(writeBack.targeted), sent = sent + \(writeBack.sent),
-                        failed = failed + \(writeBack.rejectedTokens), expired = expired + \(writeBack.expired),
-                        retried = retried + \(writeBack.retried)
-                    WHERE app_id = \(key.app) AND id = \(key.job) AND EXISTS (SELECT 1 FROM slice)
-                    RETURNING 1
-                    """,
-                    logger: logger)
-                for try await _ in rows { return true }
+                for try await _ in try await client.execute(CommitSliceCounts(slice), logger: logger) { return true }
                 return false
             }
         }
@@ -120,4 +102,47 @@ extension Store {
             }
         }
     }
+}
+
+/// `Store.commitSlice` for a slice with counts only: the batch's progress and counts, then the job's counts, in one
+/// statement, prepared once per connection (a broadcast commits hundreds of slices).
+private struct CommitSliceCounts: PostgresPreparedStatement {
+    static let name = "herald_commit_slice_counts_v1"
+    static let sql = """
+        WITH slice AS (
+            UPDATE batches SET settled = settled + $5, settled_through = coalesce($6, settled_through),
+                held_retries = held_retries || $7::text[], sent = sent + $8, failed = failed + $9,
+                expired = expired + $10
+            WHERE app_id = $1 AND job_id = $2 AND seq = $3 AND attempt = $4 AND state = 'pending'
+            RETURNING 1)
+        UPDATE jobs SET targeted = targeted + $11, sent = sent + $8, failed = failed + $9, expired = expired + $10,
+            retried = retried + $12
+        WHERE app_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM slice)
+        RETURNING 1
+        """
+    typealias Row = Int
+
+    let slice: SliceCommit
+
+    init(_ slice: SliceCommit) { self.slice = slice }
+
+    func makeBindings() throws -> PostgresBindings {
+        let writeBack = slice.writeBack
+        var bindings = PostgresBindings(capacity: 12)
+        bindings.append(slice.key.app)
+        bindings.append(slice.key.job)
+        bindings.append(Int32(slice.key.seq))
+        bindings.append(Int32(slice.key.attempt))
+        bindings.append(Int32(slice.settled))
+        bindings.append(slice.settledThrough)
+        bindings.append(slice.held)
+        bindings.append(Int64(writeBack.sent))
+        bindings.append(Int64(writeBack.rejectedTokens))
+        bindings.append(Int64(writeBack.expired))
+        bindings.append(Int64(writeBack.targeted))
+        bindings.append(Int64(writeBack.retried))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
 }
