@@ -1,5 +1,5 @@
 -- A batch's outcomes are committed in slices as its answers arrive (issue 35): a worker that dies re-sends at most
--- the slices it had not committed (the one it was sending and the one it was committing), not the whole batch. Each slice's commit (`Store.commitSlice`) records how far
+-- the slice it had not committed, not the whole batch. Each slice's commit (`Store.commitSlice`) records how far
 -- the batch got and the transient failures held for its retry; a redelivered batch skips what was committed.
 --   settled          devices of the batch whose outcome is committed;
 --   settled_through  the last of them, for a batch read from the audience (its devices are read in token order,

@@ -83,8 +83,8 @@ extension ConfigurationKey {
         "Groups of small jobs one worker delivers at once, each holding one of the 8 database connections.")
     package static let commitSlice = ConfigurationKey(
         "worker.commit_slice", environment: "HERALD_WORKER_COMMIT_SLICE", flag: "commit-slice",
-        kind: .integer(50...10_000), default: .integer(250),
-        "Devices of a batch committed together as it is sent: a worker that dies re-sends at most two slices a batch.")
+        kind: .integer(50...10_000), default: .integer(500),
+        "Devices of a batch committed together as it is sent: a worker that dies re-sends at most this many a batch.")
     package static let throttleWindow = ConfigurationKey(
         "worker.throttle_window", environment: "HERALD_WORKER_THROTTLE_WINDOW", flag: "throttle-window",
         kind: .duration(.milliseconds(100)...(.seconds(60))), default: .duration(.seconds(2)),

@@ -108,10 +108,10 @@ public struct WorkerConfiguration: Sendable {
         maximumAttempts: 2, baseDelay: .milliseconds(100), maximumDelay: .seconds(1))
     /// Groups of small jobs one worker delivers at once, each in its own transaction (`SmallJobQueue`).
     public var smallJobRunners: Int = 4
-    /// Devices of a batch whose outcomes are committed together while the batch goes on, each slice while the next
-    /// is sent: a worker that dies re-sends at most two slices of each batch it held (`batchPrefetch` of them), not
-    /// whole batches: 2 × 4 × 250 = 2,000 devices with the defaults.
-    public var commitSlice: Int = 250
+    /// Devices of a batch whose outcomes are committed together, before the next slice is sent: a worker that dies
+    /// re-sends at most one slice of each batch it held (`batchPrefetch` of them), not whole batches: 4 × 500 =
+    /// 2,000 devices with the defaults.
+    public var commitSlice: Int = 500
 
     /// The prune breaker: a job whose BadDeviceToken/DeviceTokenNotForTopic answers are more than this share of its
     /// answers (in (0, 1]) is stopped and prunes none of them (see `PruneBreaker`)...

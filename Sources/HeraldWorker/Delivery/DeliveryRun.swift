@@ -96,10 +96,10 @@ struct DeliveryRun: Sendable {
             // Once per device per job: a retry or redelivery gets the badge the first delivery computed.
             badges = try await store.incrementBadges(job: job.key, tokens: devices.map(\.token), by: increment)
         }
-        // In slices of `commitSlice` devices: each is sent and settled, and committed while the next is sent; the
-        // next but one waits for that commit. So a worker that dies re-sends at most two slices of each batch it
-        // held (one sent, one committing). The last slice completes the batch, taking in the transient failures
-        // the earlier ones held back.
+        // In slices of `commitSlice` devices: each is sent, settled and committed before the next is sent, so a
+        // worker that dies re-sends at most one slice of each batch it held. The last slice completes the batch,
+        // taking in the transient failures the earlier ones held back. (Committing a slice while the next was sent
+        // needed slices half the size for the same bound, and cost more than the wait it saved.)
         let sliceSize = max(1, configuration.commitSlice)
         let reads = breakerReads(of: job)
         // First deliveries are recorded only for an app with unproven devices (most have none): asked once here,
@@ -107,23 +107,12 @@ struct DeliveryRun: Sendable {
         let recordsDeliveries = try await store.hasUnprovenDevices(app: job.app)
         var held = progress.heldRetries.map(DeviceToken.init(trustedHex:))
         var start = 0
-        var committing: Task<Bool, any Error>? = nil
         while true {
             let end = min(start + sliceSize, devices.count)
             let slice = devices[start..<end]
             var results = try await send(
                 slice, of: job, publishedAt: publishedAt, app: app, lease: lease, badges: badges, pacing: &pacing,
                 probing: start == 0)
-            // The slice before, committed while this one was sent.
-            if let previous = committing {
-                committing = nil
-                let committed: Bool
-                do { committed = try await previous.value } catch { throw SentButNotSettled(underlying: error) }
-                guard committed else {
-                    metrics.batchesDuplicate.increment()
-                    return .alreadyDone
-                }
-            }
             var sliceUnit = DeliveryUnit(job: job, batch: batch, publishedAt: publishedAt, devices: slice.count)
             if resumed || start > 0 { sliceUnit.leaveOutInvalidTokens(of: job) }
             // The notifications are out: from here each write is held through an outage and tried again alone, and
@@ -138,12 +127,12 @@ struct DeliveryRun: Sendable {
                         let (now, heldBack) = plan.holdingTransient()
                         var writeBack = sliceUnit.writeBack
                         writeBack.add(now)
-                        let (commit, through) = (self.commit, batch.tokens == nil ? slice.last?.token.hex : nil)
-                        let settled = slice.count
-                        committing = Task(executorPreference: ExecutorPreference.current) {
-                            try await commit.commitSlice(
-                                batch, plan: now, writeBack: writeBack, settled: settled, through: through,
-                                held: heldBack)
+                        let committed = try await commit.commitSlice(
+                            batch, plan: now, writeBack: writeBack, settled: slice.count,
+                            through: batch.tokens == nil ? slice.last?.token.hex : nil, held: heldBack)
+                        guard committed else {
+                            metrics.batchesDuplicate.increment()
+                            return .alreadyDone
                         }
                         held += heldBack
                         start = end
