@@ -227,7 +227,7 @@ import Testing
             // The job left running has its one batch pending, and its spec for that batch.
             #expect(try await store.job(app: "a", id: "new-2")?.state == .running)
             guard
-                case .deliver(_, let publishedAt, nil) = try await store.beginBatch(
+                case .deliver(_, let publishedAt, nil, _) = try await store.beginBatch(
                     BatchKey(app: "a", job: "new-2", seq: 0, attempt: 1))
             else {
                 Issue.record("the running job's batch is not pending")

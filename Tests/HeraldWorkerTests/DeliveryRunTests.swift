@@ -26,7 +26,6 @@ import Testing
             var completed: [(BatchKey, WriteBack, BatchKey?)] = []
             var completedSmall: [BatchCompletion] = []
             var failed: [(JobKey, String)] = []
-            var progress = BatchProgress()
             var slices: [SliceCommit] = []
         }
         let state: Mutex<State>
@@ -34,7 +33,6 @@ import Testing
         init(start: BatchStart) { state = Mutex(State(start: start)) }
 
         func beginBatch(_ key: BatchKey) async throws -> BatchStart { state.withLock { $0.start } }
-        func batchProgress(_ key: BatchKey) async throws -> BatchProgress { state.withLock { $0.progress } }
         func hasUnprovenDevices(app: String) async throws -> Bool { false }
         func commitSlice(_ slice: SliceCommit) async throws -> Bool {
             state.withLock { state in
@@ -211,8 +209,10 @@ import Testing
     /// what it held.
     @Test func aRedeliveredBatchSendsOnlyWhatWasNotCommitted() async throws {
         let f = try Self.fixture(
-            start: .deliver(spec: Self.spec(tokens: 5), publishedAt: 0, throttlePerSecond: nil), commitSlice: 2)
-        f.store.state.withLock { $0.progress = BatchProgress(settled: 2, heldRetries: [Self.token(0)]) }
+            start: .deliver(
+                spec: Self.spec(tokens: 5), publishedAt: 0, throttlePerSecond: nil,
+                progress: BatchProgress(settled: 2, heldRetries: [Self.token(0)])),
+            commitSlice: 2)
         #expect(try await f.run.deliver(Self.batch(tokens: 5)) == .completed(jobFinished: nil))
         #expect(Set(f.transport.requests) == Set((2..<5).map(Self.token)))
         let (slices, completed) = f.store.state.withLock { ($0.slices, $0.completed) }

@@ -6,8 +6,9 @@ import PostgresNIO
 
 /// What a worker learns when it picks up a batch.
 public enum BatchStart: Sendable, Hashable {
-    /// Deliver it: the job's spec (JSON) and when the job was published (ms since 1970).
-    case deliver(spec: String, publishedAt: Int64, throttlePerSecond: Int?)
+    /// Deliver it: the job's spec (JSON), when the job was published (ms since 1970), its rate, and how far an
+    /// earlier delivery of the batch got (its committed slices).
+    case deliver(spec: String, publishedAt: Int64, throttlePerSecond: Int?, progress: BatchProgress = BatchProgress())
     /// Already done (a redelivery): acknowledge without sending.
     case alreadyDone
     /// The job was cancelled or has failed: complete the batch without sending.
@@ -46,14 +47,15 @@ extension Store {
     public func beginBatch(_ key: BatchKey) async throws(StoreError) -> BatchStart {
         try await run("starting a batch") {
             let rows = try await client.query(Self.beginBatchQuery(key), logger: logger)
-            for try await (batchState, jobState, spec, publishedAt, throttle) in rows.decode(
-                (String?, String, String?, Int64, Int?).self
+            for try await (batchState, jobState, spec, publishedAt, throttle, settled, through, held) in rows.decode(
+                (String?, String, String?, Int64, Int?, Int?, String?, [String]?).self
             ) {
                 if batchState == "done" { return .alreadyDone }
                 let state = JobState(rawValue: jobState) ?? .failed
                 if state == .cancelled || state == .failed { return .jobStopped(state) }
                 guard let spec else { return .unknownJob }
-                return .deliver(spec: spec, publishedAt: publishedAt, throttlePerSecond: throttle)
+                let progress = BatchProgress(settled: settled ?? 0, settledThrough: through, heldRetries: held ?? [])
+                return .deliver(spec: spec, publishedAt: publishedAt, throttlePerSecond: throttle, progress: progress)
             }
             return .unknownJob
         }
@@ -278,12 +280,12 @@ extension Store {
             INSERT INTO batches (app_id, job_id, seq, attempt, state)
             SELECT \(key.app), \(key.job), \(key.seq), \(key.attempt), 'pending' WHERE EXISTS (SELECT 1 FROM job)
             ON CONFLICT DO NOTHING RETURNING state)
-        SELECT coalesce((SELECT state FROM created),
-                        (SELECT state FROM batches
-                         WHERE app_id = \(key.app) AND job_id = \(key.job) AND seq = \(key.seq)
-                           AND attempt = \(key.attempt))),
-               j.state, j.spec::text, (extract(epoch FROM j.published_at) * 1000)::bigint, j.throttle_per_second
+        SELECT coalesce((SELECT state FROM created), b.state),
+               j.state, j.spec::text, (extract(epoch FROM j.published_at) * 1000)::bigint, j.throttle_per_second,
+               b.settled, b.settled_through, b.held_retries
         FROM job j
+        LEFT JOIN batches b ON b.app_id = \(key.app) AND b.job_id = \(key.job) AND b.seq = \(key.seq)
+                           AND b.attempt = \(key.attempt)
         """
     }
 

@@ -37,22 +37,6 @@ public struct SliceCommit: Sendable {
 }
 
 extension Store {
-    /// The batch's progress: what its earlier deliveries committed (nothing for a new batch).
-    public func batchProgress(_ key: BatchKey) async throws(StoreError) -> BatchProgress {
-        try await run("reading a batch's progress") {
-            let rows = try await client.query(
-                """
-                SELECT settled, settled_through, held_retries FROM batches
-                WHERE app_id = \(key.app) AND job_id = \(key.job) AND seq = \(key.seq) AND attempt = \(key.attempt)
-                """,
-                logger: logger)
-            for try await (settled, through, held) in rows.decode((Int, String?, [String]).self) {
-                return BatchProgress(settled: settled, settledThrough: through, heldRetries: held)
-            }
-            return BatchProgress()
-        }
-    }
-
     /// Commits one slice of a batch still pending, in one transaction: its progress and counts on the batch row,
     /// then (only when it has them) its dead tokens and failures and its first deliveries, then its counts on the
     /// job. Returns false, writing nothing, if the batch is no longer pending (another delivery completed it).
@@ -68,19 +52,7 @@ extension Store {
         }
         return try await run("committing a batch's slice") {
             try await client.withTransaction(logger: logger) { connection in
-                let rows = try await connection.query(
-                    """
-                    UPDATE batches SET settled = settled + \(slice.settled),
-                        settled_through = coalesce(\(slice.settledThrough), settled_through),
-                        held_retries = held_retries || \(slice.held)::text[],
-                        sent = sent + \(writeBack.sent),
-                        failed = failed + \(writeBack.failures.count + writeBack.rejectedTokens),
-                        expired = expired + \(writeBack.expired)
-                    WHERE app_id = \(key.app) AND job_id = \(key.job) AND seq = \(key.seq) AND attempt = \(key.attempt)
-                      AND state = 'pending'
-                    RETURNING 1
-                    """,
-                    logger: logger)
+                let rows = try await connection.execute(SliceProgress(slice), logger: logger)
                 var pending = false
                 for try await _ in rows { pending = true }
                 guard pending else { return false }
@@ -104,17 +76,55 @@ extension Store {
     }
 }
 
-/// `Store.commitSlice` for a slice with counts only: the batch's progress and counts, then the job's counts, in one
-/// statement, prepared once per connection (a broadcast commits hundreds of slices).
+/// A slice's progress and counts on its batch row, if the batch is still pending: `Store.commitSlice`'s first
+/// statement when the slice has dead tokens, failures or first deliveries to write in the same transaction.
+private struct SliceProgress: PostgresPreparedStatement {
+    static let name = "herald_slice_progress_v1"
+    /// Shared with `CommitSliceCounts`, which runs it as its first part: $1–$4 the batch, $5–$7 the progress,
+    /// $8–$10 the counts.
+    static let update = """
+        UPDATE batches SET settled = settled + $5, settled_through = coalesce($6, settled_through),
+            held_retries = held_retries || $7::text[], sent = sent + $8, failed = failed + $9, expired = expired + $10
+        WHERE app_id = $1 AND job_id = $2 AND seq = $3 AND attempt = $4 AND state = 'pending'
+        RETURNING 1
+        """
+    static let sql = update
+    typealias Row = Int
+
+    let slice: SliceCommit
+
+    init(_ slice: SliceCommit) { self.slice = slice }
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 12)
+        Self.bind(slice, into: &bindings)
+        return bindings
+    }
+
+    /// The batch, the progress and the counts: $1–$10.
+    static func bind(_ slice: SliceCommit, into bindings: inout PostgresBindings) {
+        let writeBack = slice.writeBack
+        bindings.append(slice.key.app)
+        bindings.append(slice.key.job)
+        bindings.append(Int32(slice.key.seq))
+        bindings.append(Int32(slice.key.attempt))
+        bindings.append(Int32(slice.settled))
+        bindings.append(slice.settledThrough)
+        bindings.append(slice.held)
+        bindings.append(Int64(writeBack.sent))
+        bindings.append(Int64(writeBack.failures.count + writeBack.rejectedTokens))
+        bindings.append(Int64(writeBack.expired))
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
+}
+
+/// `Store.commitSlice` for a slice with counts only: the batch's progress and counts (`SliceProgress`), then the
+/// job's counts, in one statement, prepared once per connection (a broadcast commits hundreds of slices).
 private struct CommitSliceCounts: PostgresPreparedStatement {
-    static let name = "herald_commit_slice_counts_v1"
+    static let name = "herald_commit_slice_counts_v2"
     static let sql = """
-        WITH slice AS (
-            UPDATE batches SET settled = settled + $5, settled_through = coalesce($6, settled_through),
-                held_retries = held_retries || $7::text[], sent = sent + $8, failed = failed + $9,
-                expired = expired + $10
-            WHERE app_id = $1 AND job_id = $2 AND seq = $3 AND attempt = $4 AND state = 'pending'
-            RETURNING 1)
+        WITH slice AS (\(SliceProgress.update))
         UPDATE jobs SET targeted = targeted + $11, sent = sent + $8, failed = failed + $9, expired = expired + $10,
             retried = retried + $12
         WHERE app_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM slice)
@@ -127,20 +137,10 @@ private struct CommitSliceCounts: PostgresPreparedStatement {
     init(_ slice: SliceCommit) { self.slice = slice }
 
     func makeBindings() throws -> PostgresBindings {
-        let writeBack = slice.writeBack
         var bindings = PostgresBindings(capacity: 12)
-        bindings.append(slice.key.app)
-        bindings.append(slice.key.job)
-        bindings.append(Int32(slice.key.seq))
-        bindings.append(Int32(slice.key.attempt))
-        bindings.append(Int32(slice.settled))
-        bindings.append(slice.settledThrough)
-        bindings.append(slice.held)
-        bindings.append(Int64(writeBack.sent))
-        bindings.append(Int64(writeBack.rejectedTokens))
-        bindings.append(Int64(writeBack.expired))
-        bindings.append(Int64(writeBack.targeted))
-        bindings.append(Int64(writeBack.retried))
+        SliceProgress.bind(slice, into: &bindings)
+        bindings.append(Int64(slice.writeBack.targeted))
+        bindings.append(Int64(slice.writeBack.retried))
         return bindings
     }
 

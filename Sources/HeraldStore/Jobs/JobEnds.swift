@@ -177,15 +177,18 @@ public struct StoreMetrics: Sendable {
 
     /// Counts the jobs that ended.
     func ended(_ rows: some Sequence<EndedJob>) {
-        var counts: [JobState: Int] = [:]
-        for row in rows where row.ended { counts[row.state, default: 0] += row.jobs }
-        for (state, count) in counts { counter(state).increment(by: count) }
+        count(rows.lazy.filter(\.ended).map { ($0.state, $0.jobs) })
     }
 
     /// Counts jobs that ended in these states.
     func ended(_ states: some Sequence<JobState>) {
+        count(states.lazy.map { ($0, 1) })
+    }
+
+    /// One counter increment per state, however many jobs.
+    private func count(_ ends: some Sequence<(JobState, Int)>) {
         var counts: [JobState: Int] = [:]
-        for state in states { counts[state, default: 0] += 1 }
+        for (state, jobs) in ends { counts[state, default: 0] += jobs }
         for (state, count) in counts { counter(state).increment(by: count) }
     }
 }

@@ -43,6 +43,8 @@ struct DeliveryRun: Sendable {
         let spec: String
         let publishedAt: Int64
         let throttle: Int?
+        // An earlier delivery's committed slices are not sent again (schemas/032).
+        let progress: BatchProgress
         switch try await store.beginBatch(batch.key) {
         case .alreadyDone:
             metrics.batchesDuplicate.increment()
@@ -51,8 +53,8 @@ struct DeliveryRun: Sendable {
             return .unknownJob
         case .jobStopped(let state):
             return try await commit.skip(batch) ? .skipped(state) : .alreadyDone
-        case .deliver(let jobSpec, let published, let perSecond):
-            (spec, publishedAt, throttle) = (jobSpec, published, perSecond)
+        case .deliver(let jobSpec, let published, let perSecond, let earlier):
+            (spec, publishedAt, throttle, progress) = (jobSpec, published, perSecond, earlier)
         }
 
         let job = try PreparedJob.decode(Array(spec.utf8)) { batch.job }
@@ -63,12 +65,15 @@ struct DeliveryRun: Sendable {
         defer { apps.release(lease) }
         let app = lease.app
 
-        // An earlier delivery's committed slices are not sent again (schemas/032).
-        let progress = try await store.batchProgress(batch.key)
         let devices = Self.unsettled(try await devices(of: batch, job: job, app: app), of: batch, after: progress)
         let resumed = progress.settled > 0
-        var unit = DeliveryUnit(job: job, batch: batch, publishedAt: publishedAt, devices: devices.count)
-        if resumed { unit.leaveOutInvalidTokens(of: job) }
+        /// The first counts of `count` devices of the batch: its invalid entries only with its very first part.
+        func firstCounts(devices count: Int, first: Bool) -> DeliveryUnit {
+            var unit = DeliveryUnit(job: job, batch: batch, publishedAt: publishedAt, devices: count)
+            if resumed || !first { unit.leaveOutInvalidTokens(of: job) }
+            return unit
+        }
+        var unit = firstCounts(devices: devices.count, first: true)
         if DeliveryUnit.isExpired(job, now: configuration.clock.unixSeconds) {
             commit.record(unit.expire(devices: devices.count))
             return try await commit.finish(batch, writeBack: unit.writeBack, retry: nil)
@@ -113,8 +118,7 @@ struct DeliveryRun: Sendable {
             var results = try await send(
                 slice, of: job, publishedAt: publishedAt, app: app, lease: lease, badges: badges, pacing: &pacing,
                 probing: start == 0)
-            var sliceUnit = DeliveryUnit(job: job, batch: batch, publishedAt: publishedAt, devices: slice.count)
-            if resumed || start > 0 { sliceUnit.leaveOutInvalidTokens(of: job) }
+            var sliceUnit = firstCounts(devices: slice.count, first: start == 0)
             // The notifications are out: from here each write is held through an outage and tried again alone, and
             // a failure that remains is `SentButNotSettled`, so nothing retries the batch from the start.
             do {
@@ -142,9 +146,7 @@ struct DeliveryRun: Sendable {
                     results += devices[end...].map {
                         DeviceResult(token: $0.token, disposition: .failJob(reason: StopFlag.stopped), retries: 0)
                     }
-                    sliceUnit = DeliveryUnit(
-                        job: job, batch: batch, publishedAt: publishedAt, devices: devices.count - start)
-                    if resumed || start > 0 { sliceUnit.leaveOutInvalidTokens(of: job) }
+                    sliceUnit = firstCounts(devices: devices.count - start, first: start == 0)
                 }
                 var plan = try await settler.settle(results, batch: batch, reads: reads).takingIn(
                     held: held, attempt: batch.attempt, maximumAttempts: configuration.maximumBatchAttempts)

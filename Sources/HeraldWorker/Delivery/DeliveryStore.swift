@@ -6,7 +6,6 @@ import HeraldStore
 /// tests (`DeliveryRunTests`) use a fake.
 protocol DeliveryStore: Sendable {
     func beginBatch(_ key: BatchKey) async throws -> BatchStart
-    func batchProgress(_ key: BatchKey) async throws -> BatchProgress
     func hasUnprovenDevices(app: String) async throws -> Bool
     func devices(app: String, tokens: [DeviceToken]) async throws -> [StoredDevice]
     func devicesPage(
