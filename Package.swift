@@ -55,7 +55,7 @@ let package = Package(
             ]
         ),
         .target(
-            name: "APNSTransport",
+            name: "PushTransport",
             dependencies: [
                 "APNSCore",
                 "CNGHTTP2",
@@ -81,10 +81,32 @@ let package = Package(
             ]
         ),
 
+        // MARK: FCM HTTP v1: service accounts, access tokens, messages and answers; and its simulator
+        .target(
+            name: "FCMCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "FCMSimulator",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // MARK: Domain and storage
         .target(
             name: "HeraldCore",
-            dependencies: ["APNSCore"]
+            dependencies: ["APNSCore", "FCMCore"]
         ),
         .target(
             name: "APNSChannels",
@@ -103,6 +125,7 @@ let package = Package(
             name: "HeraldStore",
             dependencies: [
                 "HeraldCore",
+                "FCMCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Only to recognise the pool's circuit breaker (`ConnectionPoolError`), which PostgresNIO passes on
                 // as it is: a failure the worker waits out as an outage (`StoreError.isUnreachable`).
@@ -141,7 +164,7 @@ let package = Package(
                 "HeraldMessaging",
                 "HeraldOperations",
                 "APNSCore",
-                "APNSTransport",
+                "PushTransport",
                 "RabbitMQ",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -192,6 +215,8 @@ let package = Package(
             name: "HeraldDoctor",
             dependencies: [
                 "APNSCore",
+                "FCMCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "HeraldCore",
                 "HeraldMessaging",
                 "HeraldStore",
@@ -225,7 +250,7 @@ let package = Package(
                 "HeraldStore",
                 "HeraldMessaging",
                 "APNSCore",
-                "APNSTransport",
+                "PushTransport",
                 "RabbitMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -237,6 +262,8 @@ let package = Package(
         .target(
             name: "HeraldDemo",
             dependencies: [
+                "FCMSimulator",
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 "HeraldCommandLine",
                 "HeraldCore",
                 "HeraldStore",
@@ -255,6 +282,8 @@ let package = Package(
             name: "HeraldCLI",
             dependencies: [
                 "APNSChannels",
+                "FCMCore",
+                "FCMSimulator",
                 "HeraldCommandLine",
                 "HeraldBench",
                 "HeraldDemo",
@@ -285,6 +314,7 @@ let package = Package(
             dependencies: [
                 "APNSCore",
                 "APNSSimulator",
+                "FCMSimulator",
                 "HeraldCore",
                 "HeraldStore",
                 "RabbitMQ",
@@ -299,7 +329,7 @@ let package = Package(
         // MARK: Tests: pure, loopback, integration, end to end
         .testTarget(name: "RabbitMQTests", dependencies: ["RabbitMQ", "HeraldTestSupport"]),
         .testTarget(name: "APNSCoreTests", dependencies: ["APNSCore", "HeraldTestSupport"]),
-        .testTarget(name: "APNSTransportTests", dependencies: ["APNSTransport", "APNSSimulator", "HeraldTestSupport"]),
+        .testTarget(name: "APNSTransportTests", dependencies: ["PushTransport", "APNSSimulator", "HeraldTestSupport"]),
         .testTarget(
             name: "APNSSimulatorTests",
             dependencies: [
@@ -309,6 +339,17 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTestSupport"]),
+        .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore"]),
+        .testTarget(
+            name: "FCMSimulatorTests",
+            dependencies: [
+                "FCMSimulator", "HeraldTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(
             name: "APNSChannelsTests",
             dependencies: [
@@ -334,13 +375,13 @@ let package = Package(
         .testTarget(
             name: "HeraldWorkerTests",
             dependencies: [
-                "HeraldWorker", "HeraldTestSupport",
+                "HeraldWorker", "HeraldTestSupport", "FCMSimulator", "FCMCore",
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "HeraldCommandLineTests", dependencies: ["HeraldCommandLine"]),
         .testTarget(name: "HeraldBenchTests", dependencies: ["HeraldBench", "HeraldTestSupport"]),
-        .testTarget(name: "HeraldDemoTests", dependencies: ["HeraldDemo"]),
+        .testTarget(name: "HeraldDemoTests", dependencies: ["HeraldDemo", "FCMCore", "HeraldCore", "APNSCore"]),
         .testTarget(
             name: "HeraldCLITests",
             dependencies: [
@@ -352,6 +393,7 @@ let package = Package(
             name: "HeraldDoctorTests",
             dependencies: [
                 "HeraldDoctor", "HeraldMessaging", "HeraldStore", "HeraldCore", "RabbitMQ", "APNSSimulator",
+                "FCMSimulator",
                 "HeraldTestSupport", .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
@@ -369,7 +411,9 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "HeraldWorker", "HeraldMessaging", "HeraldStore", "APNSSimulator", "RabbitMQ", "HeraldTestSupport",
+                "HeraldWorker", "HeraldMessaging", "HeraldStore", "APNSSimulator", "FCMSimulator", "RabbitMQ",
+                "HeraldTestSupport",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

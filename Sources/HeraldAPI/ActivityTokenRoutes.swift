@@ -32,7 +32,7 @@ struct ActivityTokenRoutes: Sendable {
     @Sendable func registerStart(_ request: Request, context: APIRequestContext) async throws -> Response {
         let app = try context.parameters.decoded("app")
         let key = try context.require(.register, app: app)
-        let device = try Self.token(try context.parameters.decoded("token"), field: "the device token")
+        let device = try Self.device(try context.parameters.decoded("token"))
         let body = try await request.decodeJSON(StartTokenBody.self, limit: bodyLimit)
         let activityType = try Self.name(body.activityType, field: "activity_type")
         let token = try Self.token(body.token, field: "token", kind: .pushToStart)
@@ -51,7 +51,7 @@ struct ActivityTokenRoutes: Sendable {
     @Sendable func deleteStart(_ request: Request, context: APIRequestContext) async throws -> Response {
         let app = try context.parameters.decoded("app")
         let key = try context.require(.register, app: app)
-        let device = try Self.token(try context.parameters.decoded("token"), field: "the device token")
+        let device = try Self.device(try context.parameters.decoded("token"))
         let activityType = try Self.name(try context.parameters.decoded("activity_type"), field: "activity_type")
         let deleted: Bool
         do {
@@ -68,7 +68,7 @@ struct ActivityTokenRoutes: Sendable {
         let app = try context.parameters.decoded("app")
         let key = try context.require(.register, app: app)
         let activityID = try Self.name(try context.parameters.decoded("activity_id"), field: "activity_id")
-        let device = try Self.token(try context.parameters.decoded("token"), field: "the device token")
+        let device = try Self.device(try context.parameters.decoded("token"))
         let body = try await request.decodeJSON(UpdateTokenBody.self, limit: bodyLimit)
         let token = try Self.token(body.token, field: "token", kind: .update)
         // A register-only key follows an activity only with the backend's identity token for it and this device.
@@ -91,7 +91,7 @@ struct ActivityTokenRoutes: Sendable {
         let app = try context.parameters.decoded("app")
         let key = try context.require(.register, app: app)
         let activityID = try Self.name(try context.parameters.decoded("activity_id"), field: "activity_id")
-        let device = try Self.token(try context.parameters.decoded("token"), field: "the device token")
+        let device = try Self.device(try context.parameters.decoded("token"))
         let deleted: Int
         do {
             deleted = try await api.store.deleteUpdateTokens(
@@ -133,6 +133,20 @@ struct ActivityTokenRoutes: Sendable {
 
     /// Parses a device's or an activity's token (`DeviceFields`: 32 to 200 bytes), answering a 400
     /// `invalid_token` that names the field and the rule, never the token.
+    /// The device a path names: an iOS device token (Live Activities are iOS only). A token that is well formed by
+    /// Android's rules only names no device these routes serve: 404 `device_not_registered`, as for a device the app
+    /// has not registered, not a 400 for its form (`GET /v1/apps/{app}/devices/{token}` reads either platform's).
+    static func device(_ text: String) throws(APIError) -> DeviceToken {
+        do {
+            return try token(text, field: "the device token")
+        } catch {
+            guard (try? DeviceFields.token(text, platform: .android)) != nil else { throw error }
+            throw APIError(
+                .notFound, code: "device_not_registered",
+                "the device is not an iOS device of this app: Live Activities are for iOS devices")
+        }
+    }
+
     static func token(_ text: String, field: String, kind: DeviceFields.TokenKind = .device) throws(APIError)
         -> DeviceToken
     {

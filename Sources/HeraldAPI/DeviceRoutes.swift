@@ -1,9 +1,12 @@
 import APNSCore
+import FCMCore
 import HeraldCore
 import HeraldStore
 import Hummingbird
 
-/// `POST /v1/apps/{app}/devices`, `GET` and `DELETE /v1/apps/{app}/devices/{token}`.
+/// `POST /v1/apps/{app}/devices`, `GET` and `DELETE /v1/apps/{app}/devices/{token}`. A device is an iOS one (an
+/// APNs token, the default) or an Android one (an FCM registration token or installation id, `fcm_kind`), and its
+/// token is held to its platform's rules.
 struct DeviceRoutes: Sendable {
     let api: API
 
@@ -49,21 +52,34 @@ struct DeviceRoutes: Sendable {
     @Sendable func show(_ request: Request, context: APIRequestContext) async throws -> Response {
         let app = try context.parameters.decoded("app")
         _ = try context.require(.read, app: app)
-        let token = try Self.token(try context.parameters.decoded("token"), field: "token")
-        guard let device = try await api.store.device(app: app, token: token) else {
-            throw APIError.notFound("no such device")
+        for token in try Self.pathTokens(try context.parameters.decoded("token")) {
+            if let device = try await api.store.device(app: app, token: token) {
+                return try JSONResponse.make(DeviceView(device))
+            }
         }
-        return try JSONResponse.make(DeviceView(device))
+        throw APIError.notFound("no such device")
     }
 
     @Sendable func delete(_ request: Request, context: APIRequestContext) async throws -> Response {
         let app = try context.parameters.decoded("app")
         _ = try context.require(.admin, app: app)
-        let token = try Self.token(try context.parameters.decoded("token"), field: "token")
-        guard try await api.store.deleteDevice(app: app, token: token) else {
-            throw APIError.notFound("no such device")
+        for token in try Self.pathTokens(try context.parameters.decoded("token")) {
+            if try await api.store.deleteDevice(app: app, token: token) { return Response(status: .noContent) }
         }
-        return Response(status: .noContent)
+        throw APIError.notFound("no such device")
+    }
+
+    /// The tokens a path's (percent-decoded) `{token}` may name: valid by either platform's rules, the iOS reading
+    /// (lowercase hex) first, then the text as given if it is also an Android token and differs (`AB12…` is an iOS
+    /// token `ab12…` or an Android token `AB12…`). A 400 if it is neither, naming both rules, never the token.
+    static func pathTokens(_ text: String) throws(APIError) -> [DeviceToken] {
+        let candidates = DeviceFields.tokenCandidates(text)
+        guard candidates.tokens.isEmpty else { return candidates.tokens }
+        throw APIError.badRequest(
+            "invalid_token",
+            "token: not a device token of either platform: \(candidates.problem ?? "not an iOS device token"), and not"
+                + " an Android registration token (\(FCMTarget.tokenLengths.lowerBound) to"
+                + " \(FCMTarget.tokenLengths.upperBound) characters of A-Z a-z 0-9 _ : -)")
     }
 
     /// Registers with the caller's key: a key that may only register is limited to the devices it registered
@@ -77,16 +93,25 @@ struct DeviceRoutes: Sendable {
             return try await store.register(registration, app: app)
         } catch {
             if error.code == .quotaExceeded { throw APIError.quotaExceeded(error) }
+            if error.code == .platformConflict { throw APIError(.conflict, code: "platform_conflict", error.message) }
             guard error.code == .notOwnDevice else { throw error }
             throw APIError(.forbidden, code: "not_own_device", error.message)
         }
     }
 
-    /// Parses a device token (32 to 200 bytes, `DeviceFields`), answering a 400 that names the rule (never the
+    /// Parses an iOS device token (32 to 200 bytes, `DeviceFields`), answering a 400 that names the rule (never the
     /// token).
     static func token(_ text: String, field: String) throws(APIError) -> DeviceToken {
+        try token(text, field: field, platform: .ios)
+    }
+
+    /// Parses a device token by its platform's rules (`DeviceFields.token(_:platform:fcmKind:)`), answering a 400
+    /// that names the field and the rule (never the token).
+    static func token(_ text: String, field: String, platform: DevicePlatform, fcmKind: FCMTarget.Kind? = nil)
+        throws(APIError) -> DeviceToken
+    {
         do {
-            return try DeviceFields.token(text, kind: .device)
+            return try DeviceFields.token(text, platform: platform, fcmKind: fcmKind)
         } catch {
             throw APIError.badRequest("invalid_token", "\(field): \(error.message)")
         }
@@ -101,6 +126,10 @@ struct RegistrationBody: Decodable {
     var locale: FieldUpdate<String>
     var topics: FieldUpdate<[String]>
     var environment: FieldUpdate<String>
+    /// `ios` (the default) or `android`.
+    var platform: String?
+    /// For Android: `token` (the default) or `fid`; refused for iOS.
+    var fcmKind: String?
     /// The backend's proof that the device may be bound to `user_id` (`IdentityToken`), for a register-only key.
     var identityToken: String?
 
@@ -108,7 +137,8 @@ struct RegistrationBody: Decodable {
         case token
         case oldToken = "old_token"
         case userID = "user_id"
-        case locale, topics, environment
+        case locale, topics, environment, platform
+        case fcmKind = "fcm_kind"
         case identityToken = "identity_token"
     }
 
@@ -126,13 +156,42 @@ struct RegistrationBody: Decodable {
         locale = try update(.locale)
         topics = try update(.topics)
         environment = try update(.environment)
+        // Left out means the default; null is not a platform or a kind (unlike the fields null clears).
+        if container.contains(.platform), try container.decodeNil(forKey: .platform) {
+            throw APIError.badRequest("invalid_field", "platform must be ios or android")
+        }
+        if container.contains(.fcmKind), try container.decodeNil(forKey: .fcmKind) {
+            throw APIError.badRequest("invalid_field", "fcm_kind must be token or fid")
+        }
+        platform = try container.decodeIfPresent(String.self, forKey: .platform)
+        fcmKind = try container.decodeIfPresent(String.self, forKey: .fcmKind)
         identityToken = try container.decodeIfPresent(String.self, forKey: .identityToken)
     }
 
     /// Checks every field; nothing is stored unless all of them pass.
     func validated() throws(APIError) -> DeviceRegistration {
-        let token = try DeviceRoutes.token(self.token, field: "token")
-        let old = try oldToken.map { (text) throws(APIError) in try DeviceRoutes.token(text, field: "old_token") }
+        let platform: DevicePlatform
+        switch self.platform {
+        case nil, "ios": platform = .ios
+        case "android": platform = .android
+        default: throw APIError.badRequest("invalid_field", "platform must be ios or android")
+        }
+        let kind: FCMTarget.Kind?
+        switch (platform, fcmKind) {
+        case (.ios, nil): kind = nil
+        case (.ios, _):
+            throw APIError.badRequest("invalid_field", "fcm_kind is for Android devices only (platform android)")
+        case (.android, nil), (.android, "token"): kind = .token
+        case (.android, "fid"): kind = .fid
+        case (.android, _): throw APIError.badRequest("invalid_field", "fcm_kind must be token or fid")
+        }
+        let token = try DeviceRoutes.token(self.token, field: "token", platform: platform, fcmKind: kind)
+        // The old token is the same platform's, of either kind for Android (an app moving from registration tokens
+        // to installation ids replaces one with the other): an installation id is also a registration token by
+        // the rules.
+        let old = try oldToken.map { (text) throws(APIError) in
+            try DeviceRoutes.token(text, field: "old_token", platform: platform)
+        }
         // The rules `herald devices import` applies too (DeviceFields).
         if case .set(let user) = userID, let problem = DeviceFields.userIDProblem(user) {
             throw APIError.badRequest("invalid_field", problem)
@@ -154,7 +213,8 @@ struct RegistrationBody: Decodable {
             throw APIError.badRequest("invalid_field", "environment must be production or sandbox")
         }
         return DeviceRegistration(
-            token: token, oldToken: old, userID: userID, locale: locale, topics: topics, environment: environment
+            token: token, oldToken: old, userID: userID, locale: locale, topics: topics, environment: environment,
+            platform: platform, fcmKind: kind
         )
     }
 
@@ -182,13 +242,16 @@ struct DeviceView: Encodable {
     var environment: String?
     var registeredAt: String
     var badge: Int
+    var platform: String
+    var fcmKind: String?
     var created: Bool?
     var replaced: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case token, locale, topics, environment, badge, created, replaced
+        case token, locale, topics, environment, badge, platform, created, replaced
         case userID = "user_id"
         case registeredAt = "registered_at"
+        case fcmKind = "fcm_kind"
     }
 
     init(_ device: RegisteredDevice) {
@@ -199,6 +262,8 @@ struct DeviceView: Encodable {
         environment = device.environment
         registeredAt = RFC3339Milliseconds.format(device.registeredAt / 1000)
         badge = device.badge
+        platform = device.platform.rawValue
+        fcmKind = device.fcmKind?.rawValue
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -210,6 +275,8 @@ struct DeviceView: Encodable {
         try container.encode(environment, forKey: .environment)
         try container.encode(registeredAt, forKey: .registeredAt)
         try container.encode(badge, forKey: .badge)
+        try container.encode(platform, forKey: .platform)
+        try container.encode(fcmKind, forKey: .fcmKind)
         try container.encodeIfPresent(created, forKey: .created)
         try container.encodeIfPresent(replaced, forKey: .replaced)
     }

@@ -11,12 +11,15 @@ public enum ReportRendering {
             var apnsTimestamp: String?
             var jobID: String?
             var recordedAt: String
+            var platform: String
+            var fcmKind: String?
 
             enum CodingKeys: String, CodingKey {
-                case token, reason
+                case token, reason, platform
                 case apnsTimestamp = "apns_timestamp"
                 case jobID = "job_id"
                 case recordedAt = "recorded_at"
+                case fcmKind = "fcm_kind"
             }
 
             public func encode(to encoder: any Encoder) throws {
@@ -26,6 +29,8 @@ public enum ReportRendering {
                 try container.encode(apnsTimestamp, forKey: .apnsTimestamp)
                 try container.encode(jobID, forKey: .jobID)
                 try container.encode(recordedAt, forKey: .recordedAt)
+                try container.encode(platform, forKey: .platform)
+                try container.encode(fcmKind, forKey: .fcmKind)
             }
         }
 
@@ -61,27 +66,46 @@ public enum ReportRendering {
                 Row(
                     token: record.token.hex, reason: record.reason,
                     apnsTimestamp: record.apnsTimestamp.map(RFC3339Milliseconds.format), jobID: record.jobID,
-                    recordedAt: RFC3339Milliseconds.format(record.recordedAt)
+                    recordedAt: RFC3339Milliseconds.format(record.recordedAt), platform: record.platform.rawValue,
+                    fcmKind: record.fcmKind?.rawValue
                 )
             }
         }
     }
 
-    /// The header of the dead-token CSV.
-    public static let deadTokensCSVHeader = "token,reason,apns_timestamp,job_id,recorded_at"
+    /// The header of the dead-token CSV: the platform columns come last, so that a reader of the earlier five
+    /// finds them where they were.
+    public static let deadTokensCSVHeader = "token,reason,apns_timestamp,job_id,recorded_at,platform,fcm_kind"
 
     /// The dead-token rows as CSV, header first.
     public static func deadTokensCSV(_ report: DeadTokenReport) -> String {
         var lines = [deadTokensCSVHeader]
         for record in report.records {
-            lines.append(
-                [
-                    record.token.hex, record.reason, record.apnsTimestamp.map(RFC3339Milliseconds.format) ?? "",
-                    record.jobID ?? "", RFC3339Milliseconds.format(record.recordedAt),
-                ].map(csvField).joined(separator: ",")
-            )
+            // The token as it is (`tokenField`): an Android token may start with `-`, which `csvField` would prefix.
+            let fields = [
+                record.reason, record.apnsTimestamp.map(RFC3339Milliseconds.format) ?? "", record.jobID ?? "",
+                RFC3339Milliseconds.format(record.recordedAt), record.platform.rawValue,
+                record.fcmKind?.rawValue ?? "",
+            ].map(csvField)
+            lines.append(([tokenField(record.token.hex)] + fields).joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A token as a CSV field, verbatim: a token of either platform is hex or `A-Z a-z 0-9 _ : -` (its column's
+    /// CHECK, schemas/033), which needs no quoting and cannot make a formula that calls anything (no parentheses),
+    /// while the `'` that `csvField` puts before a leading `-` would change the token.
+    public static func tokenField(_ token: String) -> String {
+        token.utf8.allSatisfy { Self.isTokenByte($0) } ? token : csvField(token)
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "-"):
+            true
+        default: false
+        }
     }
 
     /// A CSV field, quoted when it holds a comma, quote or line break (and guarded against spreadsheet formulas).

@@ -1,11 +1,11 @@
 import APNSCore
-import APNSTransport
 import ArgumentParser
 import Foundation
 import HeraldCore
 import Logging
 import NIOCore
 import NIOPosix
+import PushTransport
 
 #if canImport(Glibc)
     import Glibc
@@ -194,7 +194,7 @@ struct BenchAPNSCommand: AsyncParsableCommand {
 /// When each request of a batch was handed to the client and answered, in nanoseconds of uptime: one slot per
 /// request, each written by the client's callbacks for that request only (preallocated, so that recording costs the
 /// run no allocation).
-private final class RequestTimes: @unchecked Sendable {
+final class RequestTimes: @unchecked Sendable {
     private let sentAt: UnsafeMutableBufferPointer<UInt64>
     private let took: UnsafeMutableBufferPointer<Int64>
 

@@ -10,7 +10,7 @@ struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
         abstract: "Manage the device registry.",
-        subcommands: [ImportDevices.self, ExportDevices.self, RestoreDevices.self]
+        subcommands: [ImportDevices.self, ExportDevices.self, RestoreDevices.self, StaleDevices.self]
     )
 }
 
@@ -18,9 +18,12 @@ struct DevicesCommand: AsyncParsableCommand {
 struct ImportDevices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import devices from CSV (header token,user_id,locale,topics; topics separated by ';').",
-        discussion: "Tokens are normalised to lowercase hex (the <ad853c20 3a9b…> form is accepted). Bad rows are "
-            + "reported with their line number and skipped; the rest are imported."
+        abstract:
+            "Import devices from CSV (header token,user_id,locale,topics[,platform[,fcm_kind]]; topics separated by ';').",
+        discussion: "platform is ios (the default) or android; fcm_kind is token (the default for android) or fid. "
+            + "iOS tokens are normalised to lowercase hex (the <ad853c20 3a9b…> form is accepted); Android tokens are "
+            + "kept as given. Bad rows are reported with their line number and skipped; the rest are imported. A "
+            + "token registered on the other platform is left as it is and counted."
     )
 
     @OptionGroup var services: ServiceOptions
@@ -55,7 +58,15 @@ struct ImportDevices: AsyncParsableCommand {
             FileHandle.standardError.write(
                 Data("warning: the devices table was not analysed (autovacuum will analyse it): \(error)\n".utf8))
         }
-        print("devices import: \(summary.imported) imported, \(summary.errors.count) rejected, app \(app)")
+        if summary.platformConflicts > 0 {
+            FileHandle.standardError.write(
+                Data(
+                    ("\(summary.platformConflicts) rows left out: their tokens are registered on the other platform (or "
+                        + "as the other fcm_kind), which an import does not change\n").utf8))
+        }
+        print(
+            "devices import: \(summary.imported) imported, \(summary.errors.count) rejected, "
+                + "\(summary.platformConflicts) platform conflicts, app \(app)")
     }
 }
 
@@ -64,7 +75,9 @@ struct ImportDevices: AsyncParsableCommand {
 struct ExportDevices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export an app's devices as CSV (header token,user_id,locale,topics), readable by devices import."
+        abstract:
+            "Export an app's devices as CSV (header token,user_id,locale,topics,platform,fcm_kind), readable by devices "
+            + "import."
     )
 
     @OptionGroup var services: ServiceOptions
@@ -92,7 +105,7 @@ struct ExportDevices: AsyncParsableCommand {
         }
         let (app, pageSize) = (self.app, max(1, self.pageSize))
         let count = try await withStore(database, logger: logger) { store in
-            handle.write(Data((DeviceCSV.header.joined(separator: ",") + "\n").utf8))
+            handle.write(Data((DeviceCSV.platformHeader.joined(separator: ",") + "\n").utf8))
             var cursor: String? = nil
             var count = 0
             while true {
@@ -101,7 +114,7 @@ struct ExportDevices: AsyncParsableCommand {
                 for device in page {
                     let fields = [
                         device.token.hex, device.userID ?? "", device.locale ?? "",
-                        device.topics.joined(separator: ";"),
+                        device.topics.joined(separator: ";"), device.platform.rawValue, device.fcmKind?.rawValue ?? "",
                     ]
                     text += fields.map(Self.field).joined(separator: ",") + "\n"
                 }

@@ -10,7 +10,8 @@ struct Herald: AsyncParsableCommand {
         abstract: "Push-notification delivery pipeline for Apple devices: RabbitMQ in, PostgreSQL beside, APNs out.",
         version: HeraldVersion.description,
         subcommands: [
-            WorkerCommand.self, MigrateCommand.self, DevicesCommand.self, SimulatorCommand.self, DemoCommand.self,
+            WorkerCommand.self, MigrateCommand.self, DevicesCommand.self, SimulatorCommand.self,
+            FCMSimulatorCommand.self, DemoCommand.self,
             ApiCommand.self, PublishCommand.self, ReportCommand.self, KeysCommand.self, JobsCommand.self,
             TopologyCommand.self, BenchCommand.self, ChannelsCommand.self, DoctorCommand.self,
             ConfigCommand.self,

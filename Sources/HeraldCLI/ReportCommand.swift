@@ -70,13 +70,13 @@ struct DeadTokensReport: AsyncParsableCommand {
         case .table:
             let rows = report.records.map { record in
                 [
-                    RFC3339Milliseconds.format(record.recordedAt), record.reason, record.token.hex,
-                    record.jobID ?? "", record.apnsTimestamp.map(RFC3339Milliseconds.format) ?? "",
+                    RFC3339Milliseconds.format(record.recordedAt), record.reason, record.platform.rawValue,
+                    record.token.hex, record.jobID ?? "", record.apnsTimestamp.map(RFC3339Milliseconds.format) ?? "",
                 ]
             }
             print(
-                ReportRendering.table(["recorded_at", "reason", "token", "job", "apns_timestamp"], rows), terminator: ""
-            )
+                ReportRendering.table(["recorded_at", "reason", "platform", "token", "job", "apns_timestamp"], rows),
+                terminator: "")
             print("")
             print(
                 ReportRendering.table(

@@ -23,36 +23,43 @@ package struct DeviceImporter: Sendable {
         package var imported = 0
         /// Rows rejected, with their line numbers.
         package var errors: [DeviceCSV.RowError] = []
+        /// Rows left out because their token is registered on the other platform (or as the other kind of Android
+        /// identifier): an import never changes a device's platform.
+        package var platformConflicts = 0
         /// Why the table could not be analysed after the import (the devices are imported all the same).
         package var analysisError: StoreError?
     }
 
-    /// Imports a CSV file (header token,user_id,locale,topics); bad rows are counted and skipped.
+    /// Imports a CSV file (header token,user_id,locale,topics, optionally followed by platform and fcm_kind); bad
+    /// rows are counted and skipped.
     package func run(_ lines: LineReader, progress: (Int) -> Void) async throws -> Summary {
         var summary = Summary()
         var batch: [DeviceRecord] = []
         batch.reserveCapacity(batchSize)
         var lineNumber = 0
+        var columns = DeviceCSV.header.count
         var lines = lines
         while let line = lines.next() {
             lineNumber += 1
             if lineNumber == 1 {
-                try DeviceCSV.validateHeader(line)
+                columns = try DeviceCSV.validateHeader(line)
                 continue
             }
             do {
-                if let record = try DeviceCSV.parse(line, lineNumber: lineNumber) { batch.append(record) }
+                if let record = try DeviceCSV.parse(line, lineNumber: lineNumber, columns: columns) {
+                    batch.append(record)
+                }
             } catch {
                 summary.errors.append(error)
             }
             if batch.count >= batchSize {
-                summary.imported += try await store.importDevices(batch, app: app)
+                try await write(batch, into: &summary)
                 batch.removeAll(keepingCapacity: true)
                 progress(summary.imported)
             }
         }
         guard lineNumber > 0 else { throw ValidationError("the CSV file is empty: it needs the header line") }
-        if !batch.isEmpty { summary.imported += try await store.importDevices(batch, app: app) }
+        if !batch.isEmpty { try await write(batch, into: &summary) }
         await analyze(&summary)
         return summary
     }
@@ -65,13 +72,20 @@ package struct DeviceImporter: Sendable {
         for record in records {
             batch.append(record)
             if batch.count >= batchSize {
-                summary.imported += try await store.importDevices(batch, app: app)
+                try await write(batch, into: &summary)
                 batch.removeAll(keepingCapacity: true)
             }
         }
-        if !batch.isEmpty { summary.imported += try await store.importDevices(batch, app: app) }
+        if !batch.isEmpty { try await write(batch, into: &summary) }
         await analyze(&summary)
         return summary
+    }
+
+    /// One COPY batch.
+    private func write(_ batch: [DeviceRecord], into summary: inout Summary) async throws {
+        let counts = try await store.importDevicesCounting(batch, app: app)
+        summary.imported += counts.written
+        summary.platformConflicts += counts.platformConflicts
     }
 
     /// The rows are committed whatever happens here: a failure is reported, not thrown, so that nobody imports

@@ -37,6 +37,8 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     /// Identity tokens: the secret the app's backend signs them with, and whether a register-only key needs one to
     /// bind a device to a user or an activity (``Identity``); nil requires them and has no secret.
     public var identity: Identity?
+    /// FCM credentials for the app's Android devices; nil: the app has none (its Android devices are not sent to).
+    public var fcm: FCM?
 
     /// An HTTPS endpoint that receives the app's events (docs/events.md): each POSTed with an HMAC-SHA256
     /// signature made with the secret in `secretFile`, tried again with backoff, and parked when it keeps failing.
@@ -74,6 +76,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         case webhook
         case liveActivities = "live_activities"
         case identity
+        case fcm
     }
 
     public init(
@@ -90,7 +93,8 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         events: Bool? = nil,
         webhook: Webhook? = nil,
         liveActivities: LiveActivitySettings? = nil,
-        identity: Identity? = nil
+        identity: Identity? = nil,
+        fcm: FCM? = nil
     ) {
         self.id = id
         self.topic = topic
@@ -106,6 +110,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         self.webhook = webhook
         self.liveActivities = liveActivities
         self.identity = identity
+        self.fcm = fcm
     }
 
     /// The APNs environment of an app.
@@ -260,6 +265,7 @@ public struct AppsFile: Sendable, Hashable, Codable {
             try app.checkEnvironments()
             try app.liveActivities?.check(app: app.id)
             try app.identity?.check(app: app.id)
+            try app.fcm?.check(app: app.id)
             if let webhook = app.webhook {
                 guard let components = URLComponents(string: webhook.url), components.scheme == "https",
                     let host = components.host, !host.isEmpty, components.user == nil, components.password == nil,

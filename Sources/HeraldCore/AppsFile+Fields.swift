@@ -48,6 +48,11 @@ extension AppsFile {
                     in: webhook, known: AppConfiguration.Webhook.CodingKeys.allCases.map(\.stringValue),
                     place: "the webhook of \(name)")
             }
+            if case .object(let fcm)? = app["fcm"] {
+                try refuseUnknown(
+                    in: fcm, known: AppConfiguration.FCM.CodingKeys.allCases.map(\.stringValue),
+                    place: "the fcm of \(name)")
+            }
             if case .object(let settings)? = app["live_activities"] {
                 try refuseUnknown(
                     in: settings, known: LiveActivitySettings.CodingKeys.allCases.map(\.stringValue),

@@ -1,4 +1,5 @@
 import APNSCore
+import FCMCore
 
 extension BatchMessage {
     /// The most tokens a batch message may list (a batch is at most `--batch-size` devices).
@@ -30,10 +31,15 @@ extension BatchMessage {
         } else if through == nil {
             throw JobError(.malformed, "not a batch: it has neither tokens nor a range")
         }
+        if let notBefore {
+            try JobLimits.range(notBefore, 0...253_402_300_799_999, field: "not_before")  // up to the year 9999, in ms
+        }
     }
 
-    /// Lowercase hex of even length within APNs' limit: a token as Herald stores and sends it.
+    /// A token as Herald stores and sends it: lowercase hex of even length within APNs' limit (iOS), or an FCM
+    /// registration token or installation id (Android).
     static func isCanonicalToken(_ text: String) -> Bool {
-        (try? DeviceToken(parsing: text))?.hex == text
+        (try? DeviceToken(parsing: text))?.hex == text || (try? FCMTarget(token: text)) != nil
+            || (try? FCMTarget(fid: text)) != nil
     }
 }

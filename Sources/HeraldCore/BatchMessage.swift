@@ -18,10 +18,18 @@ public struct BatchMessage: Sendable, Hashable, Codable {
     public var through: String?
     /// Explicit tokens (retry batches and small explicit targets).
     public var tokens: [String]?
+    /// Not to be delivered before this time (ms since 1970): a retry after a provider's `Retry-After` waits in the
+    /// delay queues until then, holding no worker.
+    public var notBefore: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case app, job, seq, attempt, after, through, tokens
+        case notBefore = "not_before"
+    }
 
     public init(
         app: String?, job: String, seq: Int, attempt: Int, after: String? = nil, through: String? = nil,
-        tokens: [String]? = nil
+        tokens: [String]? = nil, notBefore: Int64? = nil
     ) {
         self.app = app
         self.job = job
@@ -30,6 +38,7 @@ public struct BatchMessage: Sendable, Hashable, Codable {
         self.after = after
         self.through = through
         self.tokens = tokens
+        self.notBefore = notBefore
     }
 
     /// The batch's identity, unique across attempts. A legacy message's app is resolved (`app` set) before its key

@@ -1,4 +1,5 @@
 import APNSCore
+import FCMCore
 
 /// The rules for a device's fields wherever they come from: `POST /v1/apps/{app}/devices`, the Live Activity token
 /// routes and `herald devices import` (issue 33: "the API validates what the CLI validates"), stated in
@@ -38,6 +39,49 @@ public enum DeviceFields {
                     + "\(kind.maximumBytes) bytes (\(kind.minimumBytes * 2) to \(kind.maximumBytes * 2) hex digits)")
         }
         return token
+    }
+
+    /// Parses a device's token by the rules of its platform: an iOS token as `token(_:kind:)` reads a device token
+    /// (32 to 200 bytes of hex, normalised to lowercase); an Android one as an FCM registration token (20 to 4096
+    /// characters of `A-Z a-z 0-9 _ : -`) or, with `fcmKind` `.fid`, a Firebase Installation ID (22 characters of
+    /// `A-Z a-z 0-9 _ -`, the first one of `c d e f`), kept exactly as given. The sentence names the rule, never
+    /// the token.
+    public static func token(_ text: String, platform: DevicePlatform, fcmKind: FCMTarget.Kind? = nil)
+        throws(JobError) -> DeviceToken
+    {
+        switch platform {
+        case .ios:
+            return try token(text, kind: .device)
+        case .android:
+            do {
+                return try DeviceAddress(platform: .android, text: text, fid: fcmKind == .fid).token
+            } catch {
+                let rule =
+                    fcmKind == .fid
+                    ? "an installation id (fcm_kind fid) is \(FCMTarget.fidLength) characters of A-Z a-z 0-9 _ -, the"
+                        + " first one of c, d, e or f"
+                    : "an Android registration token is \(FCMTarget.tokenLengths.lowerBound) to"
+                        + " \(FCMTarget.tokenLengths.upperBound) characters of A-Z a-z 0-9 _ : -"
+                throw JobError(.invalidTarget, "\(error.description); \(rule)")
+            }
+        }
+    }
+
+    /// Whether `text` is a device token by either platform's rules (an iOS token, or an Android registration
+    /// token, which an installation id also is), as a path names a device: the candidates to look it up by, the iOS
+    /// reading (lowercase hex) first. Empty if it is neither; the sentence of the iOS rule is then `problem`.
+    public static func tokenCandidates(_ text: String) -> (tokens: [DeviceToken], problem: String?) {
+        var tokens: [DeviceToken] = []
+        var problem: String? = nil
+        do {
+            tokens.append(try token(text, kind: .device))
+        } catch {
+            problem = error.message
+        }
+        if let android = try? token(text, platform: .android), !tokens.contains(android) {
+            tokens.append(android)
+        }
+        return (tokens, tokens.isEmpty ? problem : nil)
     }
 
     /// A user id: 1 to 256 characters, no control character (the job validator's `target.users` rule).

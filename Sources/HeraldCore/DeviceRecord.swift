@@ -1,4 +1,5 @@
 import APNSCore
+import FCMCore
 
 /// A device as the registry holds it.
 public struct DeviceRecord: Sendable, Hashable {
@@ -6,22 +7,37 @@ public struct DeviceRecord: Sendable, Hashable {
     public var userID: String?
     public var locale: String?
     public var topics: [String]
+    /// Which provider reaches the device.
+    public var platform: DevicePlatform
+    /// For an Android device, the field its token goes in (`token` or `fid`); nil for iOS.
+    public var fcmKind: FCMTarget.Kind?
 
-    public init(token: DeviceToken, userID: String? = nil, locale: String? = nil, topics: [String] = []) {
+    public init(
+        token: DeviceToken, userID: String? = nil, locale: String? = nil, topics: [String] = [],
+        platform: DevicePlatform = .ios, fcmKind: FCMTarget.Kind? = nil
+    ) {
         self.token = token
         self.userID = userID
         self.locale = locale
         self.topics = topics
+        self.platform = platform
+        // An iOS device has no FCM kind; an Android one has one, a registration token unless said otherwise.
+        self.fcmKind = platform == .android ? (fcmKind ?? .token) : nil
     }
 }
 
-/// The CSV form of a device list: header `token,user_id,locale,topics`, topics separated by `;`.
+/// The CSV form of a device list: header `token,user_id,locale,topics`, optionally followed by `platform` and
+/// `fcm_kind`; topics separated by `;`.
 ///
-/// Fields may be quoted with `"` (a quoted field may contain commas and `""`). The token may be in the
-/// `<ad853c20 3a9b…>` form. A bad row is reported with its line number and the rule it broke, never its token.
+/// Fields may be quoted with `"` (a quoted field may contain commas and `""`). An iOS token may be in the
+/// `<ad853c20 3a9b…>` form. `platform` is `ios` (the default, also for an empty field or a file without the column)
+/// or `android`; `fcm_kind` is `token` (the default for Android) or `fid`, and empty for iOS. A bad row is reported
+/// with its line number and the rule it broke, never its token.
 public enum DeviceCSV {
-    /// The expected header.
+    /// The header of the oldest files, which hold iOS devices only; still accepted.
     public static let header = ["token", "user_id", "locale", "topics"]
+    /// The full header, with each device's platform and FCM kind: what `herald devices export` writes.
+    public static let platformHeader = header + ["platform", "fcm_kind"]
 
     /// A row that was rejected.
     public struct RowError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -30,29 +46,57 @@ public enum DeviceCSV {
         public var description: String { "line \(line): \(message)" }
     }
 
-    /// Checks the header line.
-    public static func validateHeader(_ line: String) throws(RowError) {
-        let fields = (try? split(line, lineNumber: 1)) ?? []
-        guard fields.map({ $0.lowercased() }) == header else {
-            throw RowError(line: 1, message: "header must be \(header.joined(separator: ","))")
+    /// Checks the header line, and returns how many columns the rows have: 4 (`header`), 5 (with `platform`) or 6
+    /// (`platformHeader`).
+    @discardableResult
+    public static func validateHeader(_ line: String) throws(RowError) -> Int {
+        let fields = ((try? split(line, lineNumber: 1)) ?? []).map { $0.lowercased() }
+        guard fields.count >= header.count, fields == Array(platformHeader.prefix(fields.count)) else {
+            throw RowError(
+                line: 1,
+                message: "header must be \(header.joined(separator: ",")), optionally followed by platform and fcm_kind"
+            )
         }
+        return fields.count
     }
 
-    /// Parses one data line (1-based `lineNumber` for errors). Blank lines return nil.
-    public static func parse(_ line: String, lineNumber: Int) throws(RowError) -> DeviceRecord? {
+    /// Parses one data line (1-based `lineNumber` for errors) of a file whose header has `columns` columns
+    /// (`validateHeader`). Blank lines return nil.
+    public static func parse(_ line: String, lineNumber: Int, columns: Int = header.count) throws(RowError)
+        -> DeviceRecord?
+    {
         if line.allSatisfy({ $0 == " " || $0 == "\r" }) { return nil }
         // PostgreSQL's text refuses U+0000, and a C string would end there: the line is refused as a whole.
         guard !line.utf8.contains(0) else {
             throw RowError(line: lineNumber, message: "the line holds a NUL byte (U+0000)")
         }
         let fields = try split(line, lineNumber: lineNumber)
-        guard fields.count == header.count else {
-            throw RowError(line: lineNumber, message: "expected 4 fields, found \(fields.count)")
+        guard fields.count == columns else {
+            throw RowError(line: lineNumber, message: "expected \(columns) fields, found \(fields.count)")
         }
-        // The rules of the API's registration (DeviceFields), so that a file imports what the API registers.
+        let platformField = columns > 4 ? fields[4] : ""
+        let kindField = columns > 5 ? fields[5] : ""
+        let platform: DevicePlatform
+        switch platformField {
+        case "", "ios": platform = .ios
+        case "android": platform = .android
+        default: throw RowError(line: lineNumber, message: "platform must be ios or android (or empty, for ios)")
+        }
+        let kind: FCMTarget.Kind?
+        switch (platform, kindField) {
+        case (.ios, ""): kind = nil
+        case (.ios, _):
+            throw RowError(line: lineNumber, message: "fcm_kind is for Android devices only; leave it empty")
+        case (.android, ""), (.android, "token"): kind = .token
+        case (.android, "fid"): kind = .fid
+        case (.android, _):
+            throw RowError(line: lineNumber, message: "fcm_kind must be token or fid (or empty, for token)")
+        }
+        // The rules of the API's registration (DeviceFields, DeviceAddress), so that a file imports what the API
+        // registers.
         let token: DeviceToken
         do {
-            token = try DeviceFields.token(fields[0], kind: .device)
+            token = try DeviceFields.token(fields[0], platform: platform, fcmKind: kind)
         } catch {
             throw RowError(line: lineNumber, message: error.message)
         }
@@ -73,7 +117,8 @@ public enum DeviceCSV {
         for topic in topics {
             if let problem = DeviceFields.topicProblem(topic) { throw RowError(line: lineNumber, message: problem) }
         }
-        return DeviceRecord(token: token, userID: userID, locale: locale, topics: topics)
+        return DeviceRecord(
+            token: token, userID: userID, locale: locale, topics: topics, platform: platform, fcmKind: kind)
     }
 
     /// Splits a CSV line into fields, honouring quotes.

@@ -1,4 +1,5 @@
 import APNSCore
+import FCMCore
 import Foundation
 
 /// A job that passed validation: its notification encoded once, its tokens normalised, ready to fan out.
@@ -157,6 +158,10 @@ extension PreparedJob {
         switch job.target {
         case .tokens(let raw), .activityTokens(let raw):
             guard !raw.isEmpty else { throw JobError(.invalidTarget, "target.tokens is empty") }
+            // Listed device tokens may be Android ones (an FCM registration token or installation id), kept as
+            // given; activity tokens are ActivityKit's, hexadecimal only.
+            let takesAndroid: Bool
+            if case .tokens = job.target { takesAndroid = true } else { takesAndroid = false }
             guard raw.count <= maximumListedRecipients else {
                 throw JobError(
                     .invalidTarget, "target.tokens has \(raw.count) entries, over \(maximumListedRecipients)")
@@ -166,6 +171,9 @@ extension PreparedJob {
             for text in raw {
                 if let token = try? DeviceToken(parsing: text) {
                     // One token (most jobs) needs no set of those seen.
+                    if raw.count == 1 || seen.insert(token).inserted { tokens.append(token) }
+                } else if takesAndroid, (try? FCMTarget(token: text)) != nil || (try? FCMTarget(fid: text)) != nil {
+                    let token = DeviceToken(trustedHex: text)
                     if raw.count == 1 || seen.insert(token).inserted { tokens.append(token) }
                 } else {
                     invalid += 1

@@ -1,6 +1,7 @@
 import APNSCore
 import APNSSimulator
 import ArgumentParser
+import FCMSimulator
 import Foundation
 import HeraldCommandLine
 import HeraldCore
@@ -12,8 +13,9 @@ import NIOPosix
 import RabbitMQ
 import ServiceLifecycle
 
-/// `herald demo`: the whole path once, on embedded defaults — the simulator, a worker, 1,000 devices (some dead),
-/// jobs of every target kind, a summary, and a check that every live device got exactly one notification per job.
+/// `herald demo`: the whole path once, on embedded defaults — the APNs and FCM simulators, a worker, 1,000 devices
+/// (iPhones and Android phones of the same users, some dead), jobs of every target kind, a summary, and a check that
+/// every live device of both platforms got exactly one notification per job.
 /// Registered by the `herald` executable; its own module so that the production modules carry no demo code.
 package struct DemoCommand: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
@@ -77,23 +79,32 @@ struct DemoScenario {
         var passed: Bool { problems.isEmpty }
     }
 
-    /// A demo device: live ones start with `a11e`, dead ones with `dead` (the simulator answers those 410).
+    /// A demo device: live ones start with `a11e`, dead ones with `dead` (the simulators answer those 410 and 404
+    /// UNREGISTERED). Every fourth is an Android phone (an FCM registration token) of a user who also has iPhones.
     struct Device {
         var token: String
         var user: String
         var topics: [String]
         var isDead: Bool
+        var platform: DevicePlatform = .ios
     }
 
     func makeDevices() -> [Device] {
         (0..<deviceCount).map { i in
-            let dead = i % 20 == 19
+            // Every twentieth iPhone and every tenth Android phone is dead.
+            let dead = i % 20 == 19 || i % 40 == 5
             let hex = String(i, radix: 16)
-            let token = (dead ? "dead" : "a11e") + String(repeating: "0", count: 60 - hex.count) + hex
             var topics: [String] = []
             if i % 3 == 0 { topics.append("sports") }
             if i % 5 == 0 { topics.append("news") }
-            return Device(token: token, user: "user-\(i % 200)", topics: topics, isDead: dead)
+            guard i % 4 == 1 else {
+                let token = (dead ? "dead" : "a11e") + String(repeating: "0", count: 60 - hex.count) + hex
+                return Device(token: token, user: "user-\(i % 200)", topics: topics, isDead: dead)
+            }
+            let token = (dead ? "dead" : "a11e") + "\(hex):APA91b" + String(repeating: "Dm0-Fcm_", count: 17)
+            // The phone of the user whose iPhone is the device before it.
+            return Device(
+                token: token, user: "user-\((i - 1) % 200)", topics: topics, isDead: dead, platform: .android)
         }
     }
 
@@ -145,6 +156,19 @@ struct DemoScenario {
             logger: logger
         )
         let port = try await simulator.start()
+        // FCM's simulator, and a service account of a demo Firebase project (a key made for this run).
+        let firebase = try DemoFirebase(directory: directory)
+        var fcmConfiguration = FCMSimulatorConfiguration(
+            certificateChainPEM: try read(directory + "/server.pem"),
+            privateKeyPEM: try read(directory + "/server.key"),
+            serviceAccounts: [
+                DemoFirebase.clientEmail: .init(publicKeyPEM: firebase.publicKeyPEM, projectID: DemoFirebase.projectID)
+            ])
+        fcmConfiguration.deadTokenPrefixes = ["dead"]
+        let fcm = FCMSimulator(
+            configuration: fcmConfiguration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
+        let fcmPort = try await fcm.start()
+        try firebase.writeServiceAccount(tokenURI: fcm.tokenAudience)
         let apps = AppsFile(apps: [
             AppConfiguration(
                 id: Self.app,
@@ -152,7 +176,11 @@ struct DemoScenario {
                 environment: .sandbox,
                 endpoint: "https://127.0.0.1:\(port)",
                 caFile: "ca.pem",
-                auth: .token(teamID: Self.teamID, keyID: Self.keyID, keyFile: "AuthKey_\(Self.keyID).p8")
+                auth: .token(teamID: Self.teamID, keyID: Self.keyID, keyFile: "AuthKey_\(Self.keyID).p8"),
+                fcm: .init(
+                    serviceAccountFile: DemoFirebase.fileName, endpoint: "https://127.0.0.1:\(fcmPort)",
+                    caFile: "ca.pem",
+                    channelID: "news")
             )
         ])
         let encoder = JSONEncoder()
@@ -219,9 +247,11 @@ struct DemoScenario {
         await worker.triggerGracefulShutdown()
         try await workerTask.value
         try await simulator.stop()
+        try await fcm.stop()
 
         var report = try await check(
-            jobs: jobs, statuses: statuses, simulator: simulator, store: store, parked: Int(parkedAfter - parkedBefore))
+            jobs: jobs, statuses: statuses, simulator: simulator, fcm: fcm, store: store,
+            parked: Int(parkedAfter - parkedBefore))
         report.table += "\n" + activity.lines.joined(separator: "\n")
         report.problems += activity.problems
         return report
@@ -230,20 +260,26 @@ struct DemoScenario {
     private func migrateAndImport(_ store: Store) async throws {
         let devices = makeDevices()
         let records = try devices.map {
-            DeviceRecord(token: try DeviceToken(parsing: $0.token), userID: $0.user, locale: "en", topics: $0.topics)
+            DeviceRecord(
+                token: $0.platform == .ios ? try DeviceToken(parsing: $0.token) : DeviceToken(trustedHex: $0.token),
+                userID: $0.user, locale: "en", topics: $0.topics, platform: $0.platform)
         }
         try await store.migrate(try Migration.load(from: schemasDirectory))
         try await store.deleteDevices(app: Self.app)
         // As `herald devices import` does it, statistics included.
         let imported = try await DeviceImporter(store: store, app: Self.app, batchSize: 10_000).run(records: records)
             .imported
-        print("imported \(imported) devices (\(devices.filter(\.isDead).count) of them dead) for \(Self.app)")
+        let android = devices.filter { $0.platform == .android }.count
+        print(
+            "imported \(imported) devices (\(android) Android phones, \(devices.filter(\.isDead).count) dead) for \(Self.app)"
+        )
     }
 
     private func check(
         jobs: [(id: String, kind: String, target: Target, expected: Set<String>)],
         statuses: [String: JobStatus],
         simulator: APNSSimulator,
+        fcm: FCMSimulator,
         store: Store,
         parked: Int
     ) async throws -> Report {
@@ -254,6 +290,12 @@ struct DemoScenario {
                 let job = object["demo_job"] as? String
             else { continue }
             received[job, default: []].append(record.token)
+        }
+        for record in fcm.records {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(record.messageJSON.utf8)) as? [String: Any],
+                let job = (object["data"] as? [String: String])?["demo_job"]
+            else { continue }
+            received[job, default: []].append(record.target.value)
         }
         var problems: [String] = []
         var rows = [["job", "target", "state", "targeted", "sent", "pruned", "failed", "check"]]
@@ -299,7 +341,7 @@ struct DemoScenario {
         var table = Self.format(rows)
         table += "\n" + Self.legend(deadCount: deadCount)
         table += "\nparked malformed messages: \(parked); devices left: \(remaining) of \(deviceCount)"
-        table += "\nsimulator: \(simulator.summary())"
+        table += "\n" + simulator.summary() + "\n" + fcm.summary()
         return Report(table: table, problems: problems)
     }
 
@@ -307,8 +349,8 @@ struct DemoScenario {
     static func legend(deadCount: Int) -> String {
         """
         targeted  devices the job resolved to (its tokens, the user's, the topic's, or the whole app's)
-        sent      notifications APNs (here the simulator) accepted: one per live device
-        pruned    devices APNs answered 410 Unregistered (or 400 BadDeviceToken): deleted by this job, and listed
+        sent      notifications APNs and FCM (here their simulators) accepted: one per live iPhone and Android phone
+        pruned    devices APNs answered 410 Unregistered or FCM 404 UNREGISTERED: deleted by this job, and listed
                   in the dead-token report; \(deadCount) of the demo's devices are dead
         failed    devices neither sent nor pruned. In a passing demo these are dead devices that another job had
                   just pruned: this job had targeted them before they were deleted, so their 410 is recorded as a

@@ -49,6 +49,7 @@ extension Doctor {
                     host: host, port: port, environment: environment.rawValue, roots: roots, caFile: caFile,
                     identity: identity, subject: subject))
         }
+        findings += await checkFCM(app, directory: directory)
         return findings
     }
 

@@ -100,7 +100,7 @@ public struct Topology: Sendable, Hashable {
         return ms % 60_000 == 0 ? "\(ms / 60_000)m" : ms % 1000 == 0 ? "\(ms / 1000)s" : "\(ms)ms"
     }
 
-    static func milliseconds(_ duration: Duration) -> Int64 {
+    public static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }

@@ -32,7 +32,8 @@ public func buildWorker(
         connectionsPerApp: configuration.connectionsPerApp,
         requestTimeout: configuration.requestTimeout,
         eventLoopGroup: eventLoopGroup,
-        logger: logger
+        logger: logger,
+        clock: configuration.clock
     )
     let claims = try PlanningClaims(database: configuration.database, logger: logger, clock: configuration.clock)
     let webhooks = try Webhooks(apps: configuration.apps, directory: configuration.appsDirectory)

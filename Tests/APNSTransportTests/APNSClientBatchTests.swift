@@ -1,7 +1,7 @@
 import APNSCore
 import APNSSimulator
-import APNSTransport
 import HeraldTestSupport
+import PushTransport
 import Synchronization
 import Testing
 
@@ -245,7 +245,7 @@ import Testing
 }
 
 /// Every request of a batch was sent and answered 200.
-private func allAnswered200(_ results: [Result<APNSOutcome, APNSTransportError>?]) -> Bool {
+private func allAnswered200(_ results: [Result<APNSOutcome, TransportError>?]) -> Bool {
     results.allSatisfy { (try? $0?.get().status) == 200 }
 }
 

@@ -1,10 +1,10 @@
 import APNSCore
-import APNSTransport
 import Foundation
 import HeraldTestSupport
 import Logging
 import NIOCore
 import NIOPosix
+import PushTransport
 import Testing
 
 /// Throughput against an external HTTP/2 server (nginx or the simulator), only when `HERALD_APNS_BENCH_PORT` is set:

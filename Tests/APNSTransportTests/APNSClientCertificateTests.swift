@@ -1,6 +1,6 @@
 import APNSCore
-import APNSTransport
 import HeraldTestSupport
+import PushTransport
 import Testing
 
 /// Certificate auth: a PKCS#12 bundle becomes the TLS client certificate and requests carry no provider token.
@@ -29,7 +29,7 @@ import Testing
         try await SimulatorFixture.with { simulator in
             simulator.clientCertificateTrustRootsPEM = [TestCredentials.clientCACertificatePEM]
         } _: { fixture in
-            await #expect(throws: APNSTransportError.self) {
+            await #expect(throws: TransportError.self) {
                 try await fixture.client.send(makeRequest())
             }
             #expect(fixture.simulator.records.isEmpty)
@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test func wrongPassphraseFailsClearly() throws {
-        let error = #expect(throws: APNSTransportError.self) {
+        let error = #expect(throws: TransportError.self) {
             try APNSClientConfiguration.Authentication.certificate(
                 p12Bytes: TestCredentials.clientCertificateP12,
                 passphrase: "wrong"

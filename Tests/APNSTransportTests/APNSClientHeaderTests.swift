@@ -1,7 +1,7 @@
 import APNSCore
 import APNSSimulator
-import APNSTransport
 import HeraldTestSupport
+import PushTransport
 import Testing
 
 /// The client's own HPACK encoding against a server that decodes with its own table (the simulator, NIOHTTP2).
@@ -44,7 +44,7 @@ import Testing
             } else {
                 oversized.pushType = PushType(rawValue: String(repeating: "p", count: 4_000))
             }
-            do throws(APNSTransportError) {
+            do throws(TransportError) {
                 _ = try await fixture.client.send(oversized)
                 Issue.record("a request with 4,000 bytes of \(field) was sent")
             } catch {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import APNSTransport
+@testable import PushTransport
 
 /// The pool's pure state: room, least-outstanding choice, waiters and shutdown.
 @Suite struct APNSClientPoolStateMachineTests {
@@ -9,7 +9,7 @@ import Testing
         init(id: Int) { self.id = id }
     }
 
-    private typealias Pool = APNSClient.PoolStateMachine<FakeConnection>
+    private typealias Pool = ConnectionPool.PoolStateMachine<FakeConnection>
 
     private func lease(_ pool: inout Pool, counter: inout Int, preferring slot: Int? = nil) -> Pool.Lease? {
         var made = counter

@@ -1,6 +1,6 @@
 import APNSCore
-import APNSTransport
 import HeraldTestSupport
+import PushTransport
 import Testing
 
 /// RST_STREAM(REFUSED_STREAM) means the server did not process the request: the client sends it again, a bounded
@@ -23,7 +23,7 @@ import Testing
         try await SimulatorFixture.with { simulator in
             simulator.refusedStreamTokenPrefixes = ["dead"]
         } _: { fixture in
-            await #expect(throws: APNSTransportError.self) {
+            await #expect(throws: TransportError.self) {
                 try await fixture.client.send(makeRequest(token: "deadbeef"))
             }
             #expect(fixture.simulator.records.isEmpty)

@@ -1,7 +1,7 @@
 import APNSCore
 import APNSSimulator
-import APNSTransport
 import HeraldTestSupport
+import PushTransport
 import Testing
 
 /// Connections that APNs or the network make unusable are replaced without failing other requests.
@@ -25,7 +25,7 @@ import Testing
             client.requestTimeout = .milliseconds(500)
         } _: { fixture in
             for index in 0..<3 {
-                let error = await #expect(throws: APNSTransportError.self) {
+                let error = await #expect(throws: TransportError.self) {
                     try await fixture.client.send(makeRequest(token: "ffff000\(index)"))
                 }
                 #expect(error?.code == .timeout)

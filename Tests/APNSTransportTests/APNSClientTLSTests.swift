@@ -1,10 +1,10 @@
 import APNSCore
-import APNSTransport
 import HeraldTestSupport
 import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
+import PushTransport
 import Testing
 
 /// TLS: verification is always on, the extra CA is the only way to trust a private server, and ALPN must say h2.
@@ -14,7 +14,7 @@ import Testing
         } client: { client in
             client.additionalTrustRootsPEM = [TestCredentials.unrelatedCACertificatePEM]
         } _: { fixture in
-            let error = await #expect(throws: APNSTransportError.self) {
+            let error = await #expect(throws: TransportError.self) {
                 try await fixture.client.send(makeRequest())
             }
             #expect(error?.code == .tlsFailed)
@@ -27,7 +27,7 @@ import Testing
         } client: { client in
             client.additionalTrustRootsPEM = []
         } _: { fixture in
-            let error = await #expect(throws: APNSTransportError.self) {
+            let error = await #expect(throws: TransportError.self) {
                 try await fixture.client.send(makeRequest())
             }
             #expect(error?.code == .tlsFailed)
@@ -39,7 +39,7 @@ import Testing
         } client: { client in
             client.additionalTrustRootsPEM = ["not a certificate"]
         } _: { fixture in
-            let error = await #expect(throws: APNSTransportError.self) {
+            let error = await #expect(throws: TransportError.self) {
                 try await fixture.client.send(makeRequest())
             }
             #expect(error?.code == .tlsFailed)
@@ -49,7 +49,7 @@ import Testing
     @Test func serverWithoutHTTP2ALPNFailsWithAlpnNotH2() async throws {
         let server = try await TLSOnlyServer.start(applicationProtocols: ["http/1.1"])
         let client = makeClient(port: server.port)
-        let error = await #expect(throws: APNSTransportError.self) {
+        let error = await #expect(throws: TransportError.self) {
             try await client.send(makeRequest())
         }
         #expect(error?.code == .alpnNotH2)
@@ -63,7 +63,7 @@ import Testing
         let port = server.port
         try await server.stop()
         let client = makeClient(port: port)
-        let error = await #expect(throws: APNSTransportError.self) {
+        let error = await #expect(throws: TransportError.self) {
             try await client.send(makeRequest())
         }
         #expect(error?.code == .connectFailed)
@@ -74,7 +74,7 @@ import Testing
         // TLS with ALPN h2 completes, then the server swallows everything.
         let server = try await TLSOnlyServer.start(applicationProtocols: ["h2"])
         let client = makeClient(port: server.port, timeout: .milliseconds(300))
-        let error = await #expect(throws: APNSTransportError.self) {
+        let error = await #expect(throws: TransportError.self) {
             try await client.send(makeRequest())
         }
         #expect(error?.code == .timeout)
@@ -85,11 +85,11 @@ import Testing
     @Test func deadConnectionIsDetectedByPingBeforeTheRequestTimeout() async throws {
         let server = try await TLSOnlyServer.start(applicationProtocols: ["h2"])
         let client = makeClient(port: server.port, timeout: .seconds(60), pingInterval: .milliseconds(100))
-        let error = await #expect(throws: APNSTransportError.self) {
+        let error = await #expect(throws: TransportError.self) {
             try await client.send(makeRequest())
         }
         #expect(error?.code == .connectionClosed)
-        #expect((error?.underlying as? APNSTransportError)?.message == "the server did not answer a PING")
+        #expect((error?.underlying as? TransportError)?.message == "the server did not answer a PING")
         await client.shutdown()
         try await server.stop()
     }

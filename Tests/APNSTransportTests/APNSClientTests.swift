@@ -1,7 +1,7 @@
 import APNSCore
 import APNSSimulator
-import APNSTransport
 import HeraldTestSupport
+import PushTransport
 import Testing
 
 /// The client against the simulator on loopback: answers, rejections, stream limits, failures and shutdown.
@@ -83,7 +83,7 @@ import Testing
         } client: { client in
             client.requestTimeout = .seconds(1)
         } _: { fixture in
-            let error = await #expect(throws: APNSTransportError.self) {
+            let error = await #expect(throws: TransportError.self) {
                 try await fixture.client.send(makeRequest(token: "ffff0001"))
             }
             #expect(error?.code == .timeout)
@@ -99,7 +99,7 @@ import Testing
         } _: { fixture in
             let first = try await fixture.client.send(makeRequest(token: "a1b2c3d4"))
             #expect(first.status == 200)
-            let error = await #expect(throws: APNSTransportError.self) {
+            let error = await #expect(throws: TransportError.self) {
                 try await fixture.client.send(makeRequest(token: "a1b2c3d5"))
             }
             #expect(error?.code == .connectionClosed)
@@ -202,7 +202,7 @@ import Testing
             let first = try await fixture.client.send(makeRequest())
             #expect(first.status == 200)
             await fixture.client.shutdown()
-            let error = await #expect(throws: APNSTransportError.self) {
+            let error = await #expect(throws: TransportError.self) {
                 try await fixture.client.send(makeRequest())
             }
             #expect(error?.code == .shutDown)

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHPACK
 import Testing
 
-@testable import APNSTransport
+@testable import PushTransport
 
 /// The client's HPACK encoding of request headers, decoded as a server would: with NIOHPACK's decoder, one table per
 /// connection, blocks in order.
@@ -55,18 +55,18 @@ import Testing
     private static func roundTrip(
         _ request: APNSRequest,
         jwt: String? = jwt,
-        _ encoder: inout APNSRequestHeaderEncoder,
+        _ encoder: inout RequestHeaderEncoder,
         _ decoder: inout HPACKDecoder
     ) throws -> Decoded {
         var block = ByteBuffer()
-        try encoder.writeBlock(for: request, bearerToken: jwt, into: &block)
+        try encoder.writeBlock(for: .apns(request), bearerToken: jwt, into: &block)
         let bytes = Array(block.readableBytesView)
         let headers = try decoder.decodeHeaders(from: &block)
         return Decoded(block: bytes, fields: headers.map { ($0.name, $0.value, $0.indexable) })
     }
 
     @Test func afterTheFirstRequestTheProviderTokenAndTheConstantFieldsCostAByteEach() throws {
-        var encoder = APNSRequestHeaderEncoder(authority: "api.push.apple.com")
+        var encoder = RequestHeaderEncoder(authority: "api.push.apple.com")
         var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
         let tokens = ["a1b2c3d4" + String(repeating: "0", count: 56), "a1b2c3d5" + String(repeating: "0", count: 56)]
 
@@ -79,7 +79,7 @@ import Testing
             second.lines
                 == Self.expectedFields(token: tokens[1], expiration: 1_700_000_060))
         // The same two requests on a connection with certificates (no provider token): the token costs one byte.
-        var certificateEncoder = APNSRequestHeaderEncoder(authority: "api.push.apple.com")
+        var certificateEncoder = RequestHeaderEncoder(authority: "api.push.apple.com")
         var certificateDecoder = HPACKDecoder(allocator: ByteBufferAllocator())
         _ = try Self.roundTrip(Self.request(token: tokens[0]), jwt: nil, &certificateEncoder, &certificateDecoder)
         let withoutToken = try Self.roundTrip(
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func pathsAndChangingValuesNeverEnterTheTable() throws {
-        var encoder = APNSRequestHeaderEncoder(authority: "api.push.apple.com")
+        var encoder = RequestHeaderEncoder(authority: "api.push.apple.com")
         var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
         _ = try Self.roundTrip(Self.request(token: "ab01"), &encoder, &decoder)
         for index in 0..<50 {
@@ -117,7 +117,7 @@ import Testing
     }
 
     @Test func aNewProviderTokenIsSentInFullOnceAndThenIndexed() throws {
-        var encoder = APNSRequestHeaderEncoder(authority: "api.push.apple.com")
+        var encoder = RequestHeaderEncoder(authority: "api.push.apple.com")
         var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
         let newJWT = String(Self.jwt.reversed())
         _ = try Self.roundTrip(Self.request(token: "ab01"), &encoder, &decoder)
@@ -131,7 +131,7 @@ import Testing
 
     @Test(arguments: [0, 256])
     func aServerTableSmallerThanTheDefaultIsAnnouncedAndKept(size: Int) throws {
-        var encoder = APNSRequestHeaderEncoder(authority: "api.push.apple.com")
+        var encoder = RequestHeaderEncoder(authority: "api.push.apple.com")
         var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
         _ = try Self.roundTrip(Self.request(token: "ab01"), &encoder, &decoder)
         // The server's SETTINGS arrive; it now decodes with the smaller table.
@@ -153,13 +153,13 @@ import Testing
         encoder.serverAllowsTable(of: 65_536)
         decoder.maxDynamicTableLength = 65_536
         _ = try Self.roundTrip(Self.request(token: "ab02"), &encoder, &decoder)
-        #expect(decoder.allowedDynamicTableLength == APNSRequestHeaderEncoder.maximumTableSize)
+        #expect(decoder.allowedDynamicTableLength == RequestHeaderEncoder.maximumTableSize)
         let indexed = try Self.roundTrip(Self.request(token: "ab03"), &encoder, &decoder)
         #expect(indexed.bytes < Self.jwt.utf8.count / 2)
     }
 
     @Test func twoSizesBeforeTheNextBlockAnnounceTheSmallestThenTheLast() throws {
-        var encoder = APNSRequestHeaderEncoder(authority: "api.push.apple.com")
+        var encoder = RequestHeaderEncoder(authority: "api.push.apple.com")
         var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
         _ = try Self.roundTrip(Self.request(token: "ab01"), &encoder, &decoder)
         // One SETTINGS frame with HEADER_TABLE_SIZE 0 then 4,096: the server empties its table.
@@ -173,7 +173,7 @@ import Testing
     }
 
     @Test func payloadsOfEverySizeLeaveTheProviderTokenInTheTable() throws {
-        var encoder = APNSRequestHeaderEncoder(authority: "api.push.apple.com")
+        var encoder = RequestHeaderEncoder(authority: "api.push.apple.com")
         var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
         _ = try Self.roundTrip(Self.request(token: "ab01"), &encoder, &decoder)
         for size in 100..<400 {

@@ -1,7 +1,7 @@
 import APNSCore
-import APNSTransport
 import CoreMetrics
 import HeraldTestSupport
+import PushTransport
 import Synchronization
 import Testing
 

@@ -1,11 +1,11 @@
 import APNSCore
 import APNSSimulator
-import APNSTransport
 import Foundation
 import HeraldTestSupport
 import Logging
 import NIOCore
 import NIOPosix
+import PushTransport
 import Synchronization
 
 /// A simulator on port 0 and a client pointed at it, trusting the test CA; both torn down after `body`.

@@ -168,7 +168,12 @@ import Testing
                 let body = try JSONSerialization.jsonObject(with: Data(delivery.body)) as? [String: Any]
                 let entries = try #require(body?["tokens"] as? [[String: String]])
                 #expect(
-                    entries == [["token": dead.hex, "reason": "Unregistered", "kind": "update", "activity": "ride-9"]])
+                    entries == [
+                        [
+                            "token": dead.hex, "reason": "Unregistered", "platform": "ios", "kind": "update",
+                            "activity": "ride-9",
+                        ]
+                    ])
                 try await consumer.ack(delivery)
                 break
             }

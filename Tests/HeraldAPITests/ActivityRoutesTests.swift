@@ -239,7 +239,11 @@ import Testing
                 #expect(!response.text.contains(secretish) && !response.text.contains(Self.startToken))
             }
             let updateCases: [(String, String, String?, String)] = [
-                (Self.updateURI(device: secretish), "invalid_token", #"{"token": "\#(Self.updateToken)"}"#, "device"),
+                // (`secretish` alone is an Android token by its characters: 404 below. The `!` is no platform's.)
+                (
+                    Self.updateURI(device: secretish + "!"), "invalid_token", #"{"token": "\#(Self.updateToken)"}"#,
+                    "device"
+                ),
                 (Self.updateURI(), "invalid_token", #"{"token": "\#(secretish)"}"#, "token"),
                 (Self.updateURI(long), "invalid_field", #"{"token": "\#(Self.updateToken)"}"#, "activity_id"),
                 (Self.updateURI("a%0Ab"), "invalid_field", #"{"token": "\#(Self.updateToken)"}"#, "activity_id"),
@@ -252,8 +256,17 @@ import Testing
                 #expect(response.text.contains(field), "\(uri): \(response.text)")
                 #expect(!response.text.contains(secretish))
             }
-            let badPath = try await h.request(.delete, Self.startURI(secretish) + "/T", key: h.keyA)
+            let badPath = try await h.request(.delete, Self.startURI(secretish + "!") + "/T", key: h.keyA)
             #expect(badPath.status == .badRequest && !badPath.text.contains(secretish))
+            // A token well formed by Android's rules only names no iOS device: Live Activities are iOS only.
+            for (method, uri) in [
+                (HTTPRequest.Method.delete, Self.startURI(secretish) + "/T"),
+                (.delete, Self.updateURI(device: secretish)),
+            ] {
+                let android = try await h.request(method, uri, key: h.keyA)
+                #expect(android.status == .notFound && android.errorCode == "device_not_registered", "\(uri)")
+                #expect(!android.text.contains(secretish))
+            }
             let badType = try await h.request(.delete, Self.startURI() + "/a%7Fb", key: h.keyA)
             #expect(badType.status == .badRequest && badType.errorCode == "invalid_field")
             let badShow = try await h.request(.get, "/v1/apps/\(Self.app)/live-activities/\(long)", key: h.keyA)

@@ -149,7 +149,7 @@ import Testing
             ])
             #expect(csv.status == 0, "\(csv.stderr)")
             let lines = csv.stdout.split(separator: "\n")
-            #expect(lines.first == "token,reason,apns_timestamp,job_id,recorded_at")
+            #expect(lines.first == "token,reason,apns_timestamp,job_id,recorded_at,platform,fcm_kind")
             #expect(lines.count == 4)
             #expect(!csv.stdout.contains(Self.token(4).hex))
 
@@ -215,6 +215,12 @@ import Testing
                     topics: ["a", "b"]),
                 DeviceRecord(token: Self.token(2), userID: "plain, with comma", locale: nil, topics: []),
                 DeviceRecord(token: Self.token(3)),
+                DeviceRecord(
+                    token: DeviceToken(trustedHex: "dIsVQ2QlSSyDRxQaO6LBcb"), userID: "android", platform: .android,
+                    fcmKind: .fid),
+                DeviceRecord(
+                    token: DeviceToken(trustedHex: "eAnd-1:APA91bHun4MxP5egoKMwt2KZ"), topics: ["a"], platform: .android
+                ),
             ]
             _ = try await store.importDevices(devices, app: Self.app)
             let exported = try await HeraldBinary.run([
@@ -222,10 +228,12 @@ import Testing
             ])
             #expect(exported.status == 0, "\(exported.stderr)")
             let lines = exported.stdout.split(separator: "\n").map(String.init)
-            #expect(lines.first == "token,user_id,locale,topics")
-            #expect(lines.count == 4)
+            #expect(lines.first == "token,user_id,locale,topics,platform,fcm_kind")
+            #expect(lines.count == 6)
             #expect(lines[1].hasPrefix(Self.token(1).hex))
-            #expect(lines[1].hasSuffix(",en-GB,a;b"))
+            #expect(lines[1].hasSuffix(",en-GB,a;b,ios,"))
+            #expect(lines.contains("dIsVQ2QlSSyDRxQaO6LBcb,android,,,android,fid"))
+            #expect(lines.contains("eAnd-1:APA91bHun4MxP5egoKMwt2KZ,,,a,android,token"))
 
             let file = FileManager.default.temporaryDirectory.appendingPathComponent(
                 TestServices.uniqueName("devices") + ".csv")
@@ -240,7 +248,64 @@ import Testing
                 #expect(copy.userID == device.userID)
                 #expect(copy.locale == device.locale)
                 #expect(copy.topics == device.topics)
+                #expect(copy.platform == device.platform && copy.fcmKind == device.fcmKind)
             }
+        }
+    }
+
+    @Test func devicesStaleListsOldAndroidDevicesAndPrunesThemAsStaleDeadTokens() async throws {
+        try await TemporaryDatabase.withMigratedStore { store, database in
+            let url = HeraldBinary.databaseURL(database)
+            let old = DeviceToken(trustedHex: "eAnd-1:APA91bHun4MxP5egoKMwt2KZ")
+            let fresh = DeviceToken(trustedHex: "eAnd-2:APA91bHun4MxP5egoKMwt2KZ")
+            _ = try await store.importDevices(
+                [
+                    DeviceRecord(token: old, userID: "u1", topics: ["a", "b"], platform: .android),
+                    DeviceRecord(token: fresh, platform: .android),
+                    DeviceRecord(token: Self.token(1)),
+                ], app: Self.app)
+            try await store.client.query(
+                """
+                UPDATE devices SET registered_at = now() - interval '45 days'
+                WHERE app_id = \(Self.app) AND token = ANY(\([old.hex, Self.token(1).hex]))
+                """,
+                logger: Logger(label: "t"))
+
+            let listed = try await HeraldBinary.run([
+                "devices", "stale", "--app", Self.app, "--older-than", "30d", "--database-url", url,
+            ])
+            #expect(listed.status == 0, "\(listed.stderr)")
+            let lines = listed.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.first == "token,fcm_kind,user_id,locale,topics,registered_at")
+            #expect(lines.count == 2)
+            #expect(lines.last?.hasPrefix("\(old.hex),token,u1,,a;b,") == true)
+            #expect(listed.stderr.contains("devices stale: 1 Android devices registered before"))
+            #expect(try await store.deviceCount(app: Self.app) == 3)
+
+            for bad in ["0d", "271d", "30 days", "9w"] {
+                let refused = try await HeraldBinary.run([
+                    "devices", "stale", "--app", Self.app, "--older-than", bad, "--database-url", url,
+                ])
+                #expect(refused.status != 0, "\(bad)")
+                #expect(refused.stderr.contains("--older-than"), "\(bad): \(refused.stderr)")
+            }
+
+            let pruned = try await HeraldBinary.run([
+                "devices", "stale", "--app", Self.app, "--older-than", "270d", "--prune", "--database-url", url,
+            ])
+            #expect(pruned.stdout.split(separator: "\n").count == 1, "not that old: nothing pruned")
+            let prunedNow = try await HeraldBinary.run([
+                "devices", "stale", "--app", Self.app, "--older-than", "30d", "--prune", "--page-size", "1",
+                "--database-url", url,
+            ])
+            #expect(prunedNow.status == 0, "\(prunedNow.stderr)")
+            #expect(prunedNow.stdout.split(separator: "\n").count == 2)
+            #expect(prunedNow.stderr.contains("1 Android devices") && prunedNow.stderr.contains("pruned"))
+            #expect(try await store.device(app: Self.app, token: old) == nil)
+            #expect(try await store.deviceCount(app: Self.app) == 2)
+            let report = try await store.deadTokenReport(app: Self.app, since: 0)
+            #expect(report.records.map(\.token) == [old] && report.byReason == ["Stale": 1])
+            #expect(report.records.first?.platform == .android)
         }
     }
 

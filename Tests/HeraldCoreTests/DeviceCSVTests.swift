@@ -50,6 +50,63 @@ import Testing
         #expect(throws: DeviceCSV.RowError.self) { try DeviceCSV.validateHeader("token,user") }
     }
 
+    @Test func theHeaderMayAddPlatformAndThenFCMKind() throws {
+        #expect(try DeviceCSV.validateHeader("token,user_id,locale,topics") == 4)
+        #expect(try DeviceCSV.validateHeader("token,user_id,locale,topics,platform") == 5)
+        #expect(try DeviceCSV.validateHeader("Token,User_ID,Locale,Topics,Platform,FCM_Kind") == 6)
+        for bad in ["token,user_id,locale,topics,fcm_kind", "token,user_id,locale,topics,platform,fcm_kind,extra"] {
+            #expect(throws: DeviceCSV.RowError.self) { try DeviceCSV.validateHeader(bad) }
+        }
+    }
+
+    /// A registration token as Android apps get it: mixed case, `:` and `-`, here 159 characters.
+    static let androidToken = "cXy-z_0:" + String(repeating: "APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx_", count: 4) + "Ab1"
+    static let fid = "dIsVQ2QlSSyDRxQaO6LBcb"
+
+    @Test func androidRowsKeepTheirTokensAsGivenWithTheirKind() throws {
+        let token = try #require(
+            try DeviceCSV.parse("\(Self.androidToken),u1,fr,news,android,", lineNumber: 2, columns: 6))
+        #expect(token.token.hex == Self.androidToken)
+        #expect(token.platform == .android && token.fcmKind == .token)
+        #expect(token.userID == "u1" && token.topics == ["news"])
+        let fid = try #require(try DeviceCSV.parse("\(Self.fid),,,,android,fid", lineNumber: 3, columns: 6))
+        #expect(fid.token.hex == Self.fid && fid.platform == .android && fid.fcmKind == .fid)
+        // Five columns: platform without a kind, a registration token.
+        let five = try #require(try DeviceCSV.parse("\(Self.androidToken),,,,android", lineNumber: 4, columns: 5))
+        #expect(five.fcmKind == .token)
+    }
+
+    @Test func oldFilesAndEmptyPlatformsAreIOS() throws {
+        let old = try #require(try DeviceCSV.parse("\(Self.token.uppercased()),,,", lineNumber: 2))
+        #expect(old.platform == .ios && old.fcmKind == nil && old.token.hex == Self.token)
+        let empty = try #require(try DeviceCSV.parse("\(Self.token),,,,,", lineNumber: 2, columns: 6))
+        #expect(empty.platform == .ios && empty.fcmKind == nil)
+        #expect(try DeviceCSV.parse("\(Self.token),,,,ios,", lineNumber: 2, columns: 6)?.platform == .ios)
+    }
+
+    @Test(arguments: [
+        ("\(token),,,,windows,", "platform must be ios or android"),
+        ("\(token),,,,ios,token", "fcm_kind is for Android devices only"),
+        ("\(androidToken),,,,android,apns", "fcm_kind must be token or fid"),
+        ("\(androidToken),,,", "expected 6 fields, found 4"),
+        // Each platform's own rules: an Android token is not hex, a hex token is too short for FCM, and so on.
+        ("\(androidToken),,,,ios,", "not hexadecimal"),
+        ("abcdef0123456789,,,,android,", "FCM registration token is too short (16 characters, at least 20)"),
+        ("\(androidToken)!,,,,android,", "FCM registration token has a character not allowed (!) at position 160"),
+        ("\(androidToken),,,,android,fid", "Firebase installation ID has 159 characters, not 22"),
+        ("aIsVQ2QlSSyDRxQaO6LBcb,,,,android,fid", "starts with a, not c, d, e or f"),
+        ("dIsVQ2QlSSyDRxQaO6LB:b,,,,android,fid", "installation id (fcm_kind fid) is 22 characters"),
+    ])
+    func badPlatformRowsNameTheirLineAndRuleButNeverTheToken(line: String, expected: String) {
+        #expect {
+            _ = try DeviceCSV.parse(line, lineNumber: 9, columns: 6)
+        } throws: { error in
+            let text = (error as? DeviceCSV.RowError)?.description ?? ""
+            return text.hasPrefix("line 9:") && text.contains(expected) && !text.contains(Self.androidToken)
+                && !text.contains("IsVQ2QlSSyDRxQaO6L")
+        }
+    }
+
     @Test func topicsUpToTheBoundsAreKept() throws {
         let topics = (0..<100).map { "t\($0)" }
         let record = try DeviceCSV.parse("\(Self.token),,," + topics.joined(separator: ";"), lineNumber: 2)

@@ -95,6 +95,8 @@ import Testing
     /// The seam: a provider's own table (here a made-up one, in the shape of FCM's error codes) decides what its
     /// answers mean; backoff, attempts and `Retry-After` are the same for every provider.
     struct CodeTable: SettlementTable {
+        var provider: String { "Made-up" }
+
         func verdict(on answer: ProviderAnswer) -> Verdict {
             if answer.isSuccess { return .delivered }
             switch answer.reason?.rawValue {

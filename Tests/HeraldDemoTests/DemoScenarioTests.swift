@@ -1,3 +1,5 @@
+import APNSCore
+import FCMCore
 import HeraldCore
 import HeraldStore
 import Logging
@@ -17,12 +19,18 @@ import Testing
             logger: Logger(label: "HeraldDemoTests"))
     }
 
-    @Test func oneDeviceInTwentyIsDeadAndEveryTokenIsValidAndUnique() throws {
+    @Test func aQuarterAreAndroidPhonesSomeOfEachPlatformDeadAndEveryTokenValidAndUnique() throws {
         let devices = try Self.scenario().makeDevices()
         #expect(devices.count == 1000)
-        #expect(devices.filter(\.isDead).count == 50)
-        #expect(devices.allSatisfy { $0.token.hasPrefix($0.isDead ? "dead" : "a11e") && $0.token.count == 64 })
+        let (ios, android) = (devices.filter { $0.platform == .ios }, devices.filter { $0.platform == .android })
+        #expect(android.count == 250)
+        #expect(ios.filter(\.isDead).count == 50 && android.filter(\.isDead).count == 25)
+        #expect(devices.allSatisfy { $0.token.hasPrefix($0.isDead ? "dead" : "a11e") })
+        #expect(ios.allSatisfy { $0.token.count == 64 && (try? DeviceToken(parsing: $0.token)) != nil })
+        #expect(android.allSatisfy { (try? FCMTarget(token: $0.token)) != nil })
         #expect(Set(devices.map(\.token)).count == devices.count)
+        // Every Android phone's user also has an iPhone.
+        #expect(Set(android.map(\.user)).isSubset(of: Set(ios.map(\.user))))
     }
 
     @Test func jobsCoverEveryTargetKindTwiceAndExpectOnlyLiveDevices() throws {

@@ -48,7 +48,9 @@ import Testing
             #expect(events.map(\.key) == ["job.finished.a", "job.finished.a", "token.pruned.a"])
             #expect(events[0].body.contains(#""job": "j1""#) && events[0].body.contains(#""pruned": 1"#))
             #expect(events[1].body.contains(#""job": "j3""#))
-            #expect(events[2].body.contains(#"[{"token": "aa", "reason": "BadDeviceToken"}, {"token": "bb""#))
+            #expect(
+                events[2].body.contains(
+                    #"[{"token": "aa", "reason": "BadDeviceToken", "platform": "ios"}, {"token": "bb""#))
 
             // The relay hands them over oldest first and deletes them once published; a failed publish keeps them.
             await #expect(throws: (any Error).self) {

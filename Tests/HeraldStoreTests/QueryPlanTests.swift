@@ -144,6 +144,35 @@ import Testing
     }
 
     @Test(arguments: Statistics.allCases)
+    func theStaleListingWalksTheAndroidIndexInOrder(_ statistics: Statistics) async throws {
+        try await Self.withWorstCase(statistics) { store in
+            // 2,000 Android devices beside the 20,000 iOS ones, not analysed: the listing (`herald devices stale`)
+            // reads the partial index of Android devices by registration time from its cursor, in order.
+            try await store.client.query(
+                """
+                INSERT INTO devices (app_id, token, platform, fcm_kind, registered_at)
+                SELECT \(Self.app), 'and-' || lpad(to_hex(i), 20, '0'), 'android', 'token',
+                       now() - (i % 300) * interval '1 day'
+                FROM generate_series(1, 2000) AS i
+                """,
+                logger: Self.logger)
+            let cutoff = try await store.staleCutoff(olderThan: .seconds(30 * 86_400))
+            let pages: [(String, StaleDeviceCursor?)] = [
+                ("first page", nil),
+                ("next page", StaleDeviceCursor(registeredAt: cutoff - 86_400_000_000, token: "and-")),
+            ]
+            for (name, cursor) in pages {
+                let query = Store.staleDevicesPageQuery(
+                    app: Self.app, registeredBefore: cutoff, after: cursor, limit: 500)
+                let plan = try await Self.explain(query, on: store)
+                Self.check(
+                    "stale devices, \(name)", plan,
+                    PlanExpectation(indexes: [["devices_android_by_registration"]], ordered: true))
+            }
+        }
+    }
+
+    @Test(arguments: Statistics.allCases)
     func theSchedulersPollsReadOnlyTheJobsTheyWantWhateverTheStatisticsSay(_ statistics: Statistics) async throws {
         try await Self.withWorstCase(statistics) { store in
             // The running broadcast's planning is paused; 20,000 finished jobs are not.

@@ -1,11 +1,11 @@
 import APNSCore
 import APNSSimulator
-import APNSTransport
 import Foundation
 import HeraldCore
 import HeraldTestSupport
 import Logging
 import NIOPosix
+import PushTransport
 import Testing
 
 @testable import HeraldWorker

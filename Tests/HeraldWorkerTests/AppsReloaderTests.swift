@@ -1,11 +1,11 @@
 import APNSCore
 import APNSSimulator
-import APNSTransport
 import Foundation
 import HeraldCore
 import HeraldTestSupport
 import Logging
 import NIOPosix
+import PushTransport
 import Testing
 
 @testable import HeraldWorker
@@ -58,7 +58,7 @@ import Testing
         let retired = try #require(await retirements.next())
         #expect(retired.map { ObjectIdentifier($0.standard) } == [ObjectIdentifier(inFlight.clients.standard)])
         for app in retired { await app.shutdown() }
-        await #expect(throws: APNSTransportError.self) {
+        await #expect(throws: TransportError.self) {
             try await inFlight.clients.standard.send(Self.request(Self.a))
         }
         #expect(try await forA.clients.standard.send(Self.request(Self.a)).status == 200)

@@ -1,11 +1,11 @@
 import APNSCore
-import APNSTransport
 import Foundation
 import HeraldCore
 import HeraldMessaging
 import HeraldStore
 import HeraldTestSupport
 import Logging
+import PushTransport
 import RabbitMQ
 import Synchronization
 import Testing
@@ -128,7 +128,7 @@ import Testing
 
     static func fixture(
         start: BatchStart = .deliver(spec: spec(), publishedAt: 0, throttlePerSecond: nil), commitSlice: Int = 500,
-        answer: @escaping @Sendable (String, Int) -> Result<APNSOutcome, APNSTransportError> = { _, _ in
+        answer: @escaping @Sendable (String, Int) -> Result<APNSOutcome, TransportError> = { _, _ in
             SenderTests.outcome(200)
         }
     ) throws -> Fixture {

@@ -1,4 +1,5 @@
 import APNSCore
+import FCMCore
 import Foundation
 import HeraldCore
 import HeraldStore
@@ -88,7 +89,12 @@ import Testing
                 accepted += 1
                 #expect((0...Int(Int32.max)).contains(batch.seq))
                 #expect((1...BatchMessage.maximumAttempt).contains(batch.attempt))
-                for token in batch.tokens ?? [] { #expect(DeviceToken.isValidHex(token)) }
+                // A token is an APNs one (hex) or an Android one (an FCM registration token or installation id).
+                for token in batch.tokens ?? [] {
+                    #expect(
+                        DeviceToken.isValidHex(token) || (try? FCMTarget(token: token)) != nil
+                            || (try? FCMTarget(fid: token)) != nil)
+                }
             } catch {
                 #expect(!error.message.isEmpty)
             }

@@ -1,7 +1,7 @@
 import APNSCore
-import APNSTransport
 import HeraldCore
 import HeraldTestSupport
+import PushTransport
 import Synchronization
 import Testing
 
@@ -12,16 +12,16 @@ import Testing
 @Suite struct SenderTests {
     /// Answers each request with `answer(token, how many times this token was sent before)`; records what was sent.
     final class FakeTransport: NotificationTransport {
-        let answer: @Sendable (String, Int) -> Result<APNSOutcome, APNSTransportError>
+        let answer: @Sendable (String, Int) -> Result<APNSOutcome, TransportError>
         private let sent = Mutex<[String]>([])
 
-        init(answer: @escaping @Sendable (String, Int) -> Result<APNSOutcome, APNSTransportError>) {
+        init(answer: @escaping @Sendable (String, Int) -> Result<APNSOutcome, TransportError>) {
             self.answer = answer
         }
 
         var requests: [String] { sent.withLock { $0 } }
 
-        private func respond(_ request: APNSRequest) -> Result<APNSOutcome, APNSTransportError> {
+        private func respond(_ request: APNSRequest) -> Result<APNSOutcome, TransportError> {
             let token = request.deviceToken.hex
             let before = sent.withLock { sent in
                 defer { sent.append(token) }
@@ -31,7 +31,7 @@ import Testing
         }
 
         /// An APNs answer or transport error in the neutral terms, as `APNSClient`'s conformance gives them.
-        private func neutral(_ result: Result<APNSOutcome, APNSTransportError>) -> Result<
+        private func neutral(_ result: Result<APNSOutcome, TransportError>) -> Result<
             ProviderAnswer, TransportFailure
         > {
             result.map(ProviderAnswer.init).mapError { TransportFailure(code: $0.code.description) }
@@ -58,7 +58,7 @@ import Testing
         var settlement: any SettlementTable { APNSSettlementTable() }
     }
 
-    static func outcome(_ status: Int, _ reason: String? = nil) -> Result<APNSOutcome, APNSTransportError> {
+    static func outcome(_ status: Int, _ reason: String? = nil) -> Result<APNSOutcome, TransportError> {
         .success(
             APNSOutcome(
                 status: status, apnsID: nil, apnsUniqueID: nil,
@@ -67,7 +67,7 @@ import Testing
 
     static let tokens = (0..<5).map { DeviceToken(trustedHex: String(format: "%064x", $0)) }
 
-    static func share(registry: StoppedJobs = StoppedJobs()) throws -> Sender.Share {
+    static func share(registry: StoppedJobs = StoppedJobs()) throws -> Sender.Share<RequestList> {
         let job = try PreparedJob.decode(
             Array(#"{"id":"j","app":"a","target":{"all":true},"notification":{"aps":{"alert":"hi"}}}"#.utf8)
         ) { "j" }
@@ -109,7 +109,7 @@ import Testing
     }
 
     @Test func aLostConnectionIsRetriedPromptlyThenLeftToTheRetryQueues() async throws {
-        let lost = APNSTransportError(.connectionClosed, "connection lost")
+        let lost = TransportError(.connectionClosed, "connection lost")
         // The third device's connection is always lost; the others are lost once.
         let transport = FakeTransport { token, before in
             token == Self.tokens[2].hex || before == 0 ? .failure(lost) : Self.outcome(200)

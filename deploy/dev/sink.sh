@@ -44,6 +44,7 @@ http {
         keepalive_requests 1000000000;
         keepalive_timeout 600s;
         location /3/device/ { return 200; }
+        location /v1/projects/ { return 200; }
     }
 }
 CONF

@@ -5,6 +5,8 @@ import APNSCore
 public struct APNSSettlementTable: SettlementTable {
     public init() {}
 
+    public var provider: String { "APNs" }
+
     public func verdict(on answer: ProviderAnswer) -> Verdict {
         // APNs takes a notification with 200 only; another 2xx is not one it documents.
         if answer.status == 200 { return .delivered }

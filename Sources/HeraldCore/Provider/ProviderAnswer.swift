@@ -30,10 +30,13 @@ public struct ProviderReason: Sendable, Hashable, CustomStringConvertible {
     public let rawValue: String
     /// Whether the answer counts against the app (its credentials or its topic) rather than the device.
     public let countsAgainstApp: Bool
+    /// The provider that gave it, as a job's error names it: `APNs`, `FCM`.
+    public let provider: String
 
-    public init(rawValue: String, countsAgainstApp: Bool = false) {
+    public init(rawValue: String, countsAgainstApp: Bool = false, provider: String = "APNs") {
         self.rawValue = rawValue
         self.countsAgainstApp = countsAgainstApp
+        self.provider = provider
     }
 
     public var description: String { rawValue }

@@ -17,6 +17,8 @@ public enum Verdict: Sendable, Hashable {
 /// for an answer that gave none. A pure function, table-tested per provider; the second provider (FCM) brings its
 /// own (issue 36).
 public protocol SettlementTable: Sendable {
+    /// The provider as a job's error names it: `APNs`, `FCM`.
+    var provider: String { get }
     /// The verdict on `answer`.
     func verdict(on answer: ProviderAnswer) -> Verdict
 }
@@ -24,6 +26,6 @@ public protocol SettlementTable: Sendable {
 extension SettlementTable {
     /// The reason to record for a failed answer: the provider's, or `HTTP<status>` when it gave none.
     public func reason(of answer: ProviderAnswer) -> ProviderReason {
-        answer.reason ?? ProviderReason(rawValue: "HTTP\(answer.status)")
+        answer.reason ?? ProviderReason(rawValue: "HTTP\(answer.status)", provider: provider)
     }
 }

@@ -190,8 +190,13 @@ extension Store {
     ) async throws(StoreError) -> ActivityTokenRegistration {
         try await run(what) {
             try await client.withTransaction(logger: logger) { connection in
+                // Live Activities are iOS only: an Android device of the token is not a device they can be on.
                 let rows = try await connection.query(
-                    "SELECT registered_by FROM devices WHERE app_id = \(app) AND token = \(device.hex) FOR KEY SHARE",
+                    """
+                    SELECT registered_by FROM devices
+                    WHERE app_id = \(app) AND token = \(device.hex) AND platform = 'ios'
+                    FOR KEY SHARE
+                    """,
                     logger: logger)
                 var owner: Int64?? = nil
                 for try await key in rows.decode(Int64?.self) { owner = .some(key) }

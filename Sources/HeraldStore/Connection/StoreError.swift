@@ -13,6 +13,9 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
         public static let notOwnDevice = Code(rawValue: "not_own_device")
         /// A register-only API key is over one of its quotas (`retryAfter` says when it may try again, if it will).
         public static let quotaExceeded = Code(rawValue: "quota_exceeded")
+        /// A registration would change the platform (or the FCM kind) of a registered token: a device keeps its
+        /// platform, and the message names the field and the platform it has.
+        public static let platformConflict = Code(rawValue: "platform_conflict")
         public var description: String { rawValue }
     }
 

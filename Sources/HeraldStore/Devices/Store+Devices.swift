@@ -1,4 +1,5 @@
 import APNSCore
+import FCMCore
 import Foundation
 import HeraldCore
 import Logging
@@ -13,12 +14,21 @@ public struct StoredDevice: Sendable, Hashable {
     public var registeredAt: Int64
     /// The APNs environment the device registered with (`production`, `sandbox`), if any.
     public var environment: String?
+    /// Which provider reaches the device.
+    public var platform: DevicePlatform
+    /// For an Android device, the field its token goes in (`token` or `fid`); nil for iOS.
+    public var fcmKind: FCMTarget.Kind?
 
-    public init(token: DeviceToken, locale: String?, registeredAt: Int64, environment: String? = nil) {
+    public init(
+        token: DeviceToken, locale: String?, registeredAt: Int64, environment: String? = nil,
+        platform: DevicePlatform = .ios, fcmKind: FCMTarget.Kind? = nil
+    ) {
         self.token = token
         self.locale = locale
         self.registeredAt = registeredAt
         self.environment = environment
+        self.platform = platform
+        self.fcmKind = fcmKind
     }
 }
 
@@ -31,31 +41,58 @@ public enum DeviceFilter: Sendable, Hashable {
     indirect case locales(DeviceFilter, [String])
 }
 
+/// What an import wrote.
+public struct DeviceImportCounts: Sendable, Hashable {
+    /// Rows written: new devices and refreshed ones.
+    public var written: Int
+    /// Rows left as they were because their token is registered on the other platform (or as the other kind of
+    /// Android identifier): an import never changes a device's platform.
+    public var platformConflicts: Int
+
+    public init(written: Int, platformConflicts: Int) {
+        self.written = written
+        self.platformConflicts = platformConflicts
+    }
+}
+
 extension Store {
     /// Upserts devices with PostgreSQL COPY into a temporary table, then one `INSERT … ON CONFLICT`: a re-imported
     /// device is refreshed (its registration time moves on). Returns the number of rows written.
     public func importDevices(_ devices: [DeviceRecord], app: String) async throws(StoreError) -> Int {
-        guard !devices.isEmpty else { return 0 }
+        try await importDevicesCounting(devices, app: app).written
+    }
+
+    /// `importDevices`, also counting the rows refused because their token is registered on another platform (or
+    /// as another kind of Android identifier): those devices are left as they were.
+    public func importDevicesCounting(_ devices: [DeviceRecord], app: String) async throws(StoreError)
+        -> DeviceImportCounts
+    {
+        guard !devices.isEmpty else { return DeviceImportCounts(written: 0, platformConflicts: 0) }
         return try await run("importing devices", code: .importFailed) {
             try await client.withTransaction(logger: logger) { connection in
                 try await connection.query(
                     """
                     CREATE TEMPORARY TABLE device_import (
                         token text NOT NULL, user_id text, locale text, topics text[] NOT NULL,
+                        platform text NOT NULL, fcm_kind text,
                         seq bigint GENERATED ALWAYS AS IDENTITY) ON COMMIT DROP
                     """,
                     logger: logger
                 )
                 try await connection.copyFrom(
                     table: "device_import",
-                    columns: ["token", "user_id", "locale", "topics"],
+                    columns: ["token", "user_id", "locale", "topics", "platform", "fcm_kind"],
                     logger: logger
                 ) { writer in
                     var buffer = ByteBuffer()
                     buffer.reserveCapacity(64 * 1024)
                     for device in devices {
                         CopyText.appendRow(
-                            [device.token.hex, device.userID, device.locale, CopyText.arrayLiteral(device.topics)],
+                            [
+                                device.token.hex, device.userID, device.locale, CopyText.arrayLiteral(device.topics),
+                                device.platform.rawValue,
+                                device.platform == .android ? (device.fcmKind ?? .token).rawValue : nil,
+                            ],
                             to: &buffer
                         )
                         if buffer.readableBytes >= 60 * 1024 {
@@ -67,21 +104,30 @@ extension Store {
                 }
                 let rows = try await connection.query(
                     """
-                    WITH upserted AS (
-                        INSERT INTO devices (app_id, token, user_id, locale, topics, registered_at)
-                        SELECT DISTINCT ON (token) \(app), token, user_id, locale, topics, now() FROM device_import
-                        ORDER BY token, seq DESC  -- a token listed twice: the later row wins
+                    WITH incoming AS (
+                        SELECT DISTINCT ON (token) token, user_id, locale, topics, platform, fcm_kind
+                        FROM device_import
+                        ORDER BY token, seq DESC),  -- a token listed twice: the later row wins
+                    upserted AS (
+                        INSERT INTO devices AS d (app_id, token, user_id, locale, topics, registered_at, platform,
+                                                  fcm_kind)
+                        SELECT \(app), token, user_id, locale, topics, now(), platform, fcm_kind FROM incoming
+                        ORDER BY token
                         ON CONFLICT (app_id, token) DO UPDATE SET
                             user_id = EXCLUDED.user_id, locale = EXCLUDED.locale, topics = EXCLUDED.topics,
                             registered_at = now(), badge = 0
+                        -- never a change of platform or kind: that row stays as it was, and is counted apart
+                        WHERE d.platform = EXCLUDED.platform AND d.fcm_kind IS NOT DISTINCT FROM EXCLUDED.fcm_kind
                         RETURNING 1)
-                    SELECT count(*)::bigint FROM upserted
+                    SELECT (SELECT count(*) FROM upserted)::bigint, (SELECT count(*) FROM incoming)::bigint
                     """,
                     logger: logger
                 )
-                var count = 0
-                for try await (n) in rows.decode(Int64.self) { count = Int(n) }
-                return count
+                var counts = DeviceImportCounts(written: 0, platformConflicts: 0)
+                for try await (written, incoming) in rows.decode((Int64, Int64).self) {
+                    counts = DeviceImportCounts(written: Int(written), platformConflicts: Int(incoming - written))
+                }
+                return counts
             }
         }
     }
@@ -112,7 +158,8 @@ extension Store {
         return try await run("looking up devices") {
             let rows = try await client.query(
                 """
-                SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint, environment
+                SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint, environment, platform,
+                       fcm_kind
                 FROM devices WHERE app_id = \(app) AND token = ANY(\(hex))
                 """,
                 logger: logger
@@ -123,9 +170,10 @@ extension Store {
 
     /// One keyset page of an app's devices matching `filter`, in token order: `after < token ≤ through`.
     ///
-    /// - Parameter withDetails: false reads the tokens alone (locale, registeredAt and environment left empty):
-    ///   what a batch whose payload is the same for every device, of an app serving one environment, needs, at a
-    ///   fraction of the cost of decoding four columns per row.
+    /// - Parameter withDetails: false reads the tokens with their platforms alone (locale, registeredAt and
+    ///   environment left empty): what a batch whose payload is the same for every device, of an app serving one
+    ///   environment, needs, at a fraction of the cost of decoding six columns per row. Every device comes with its
+    ///   platform and FCM kind either way: the worker chooses its provider by them.
     public func devicesPage(
         app: String,
         filter: DeviceFilter,
@@ -145,10 +193,11 @@ extension Store {
             if withDetails {
                 devices = try await Self.collect(rows)
             } else {
-                for try await row in rows {
+                for try await (token, platform, kind) in rows.decode((String, String, String?).self) {
                     devices.append(
                         StoredDevice(
-                            token: DeviceToken(trustedHex: try row.decode(String.self)), locale: nil, registeredAt: 0))
+                            token: DeviceToken(trustedHex: token), locale: nil, registeredAt: 0,
+                            platform: Self.platform(platform), fcmKind: Self.fcmKind(kind)))
                 }
             }
             return devices
@@ -171,8 +220,8 @@ extension Store {
         }
     }
 
-    /// The statement of `devicesPage`: the page's tokens, with their locales, registration times (µs since 1970)
-    /// and environments if `withDetails`.
+    /// The statement of `devicesPage`: the page's tokens, platforms and FCM kinds, with their locales, registration
+    /// times (µs since 1970) and environments if `withDetails`.
     package static func devicesPageQuery(
         app: String,
         filter: DeviceFilter,
@@ -182,7 +231,9 @@ extension Store {
         withDetails: Bool
     ) -> PostgresQuery {
         let page = pageQuery(app: app, filter: filter, after: after, through: through, limit: limit)
-        let columns = withDetails ? "token, locale, registered_at_micros, environment" : "token"
+        let columns =
+            withDetails
+            ? "token, locale, registered_at_micros, environment, platform, fcm_kind" : "token, platform, fcm_kind"
         return PostgresQuery(unsafeSQL: "SELECT \(columns) FROM (\(page.sql)) AS page", binds: page.binds)
     }
 
@@ -196,7 +247,7 @@ extension Store {
     }
 
     /// The keyset page shared by `devicesPage` and `devicesPageBoundary`, as rows of (token, locale,
-    /// registered_at_micros, environment) in token order.
+    /// registered_at_micros, environment, platform, fcm_kind) in token order.
     ///
     /// Pages of all devices or of a topic walk the primary key in token order (with the statistics an import
     /// leaves). A users page reads each user's devices from devices_by_user and sorts them: one statement for any
@@ -222,10 +273,11 @@ extension Store {
             // did not know the app yet made walking the app's primary key and filtering on the user as cheap.
             return """
                 SELECT d.token, d.locale,
-                       (extract(epoch FROM d.registered_at) * 1000000)::bigint AS registered_at_micros, d.environment
+                       (extract(epoch FROM d.registered_at) * 1000000)::bigint AS registered_at_micros, d.environment,
+                       d.platform, d.fcm_kind
                 FROM (SELECT DISTINCT user_id FROM unnest(\(users)::text[]) AS l(user_id)) AS u
                 CROSS JOIN LATERAL (
-                    SELECT token, locale, registered_at, environment FROM devices
+                    SELECT token, locale, registered_at, environment, platform, fcm_kind FROM devices
                     WHERE app_id = \(app) AND user_id = u.user_id AND token > \(cursor)
                       AND (\(through)::text IS NULL OR token <= \(through))
                       AND (\(locales)::text[] IS NULL OR herald_locale_matches(locale, \(locales)))
@@ -242,7 +294,7 @@ extension Store {
         // broadcast: every row went through its result store with all four columns.
         return """
             SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint AS registered_at_micros,
-                   environment
+                   environment, platform, fcm_kind
             FROM devices
             WHERE app_id = \(app) AND token > \(cursor)
               AND (\(through)::text IS NULL OR token <= \(through))
@@ -265,14 +317,25 @@ extension Store {
 
     private static func collect(_ rows: PostgresRowSequence) async throws -> [StoredDevice] {
         var devices: [StoredDevice] = []
-        for try await (token, locale, registeredAt, environment) in rows.decode((String, String?, Int64, String?).self)
+        for try await (token, locale, registeredAt, environment, platform, kind) in rows.decode(
+            (String, String?, Int64, String?, String, String?).self)
         {
             devices.append(
                 StoredDevice(
                     token: DeviceToken(trustedHex: token), locale: locale, registeredAt: registeredAt,
-                    environment: environment))
+                    environment: environment, platform: Self.platform(platform), fcmKind: Self.fcmKind(kind)))
         }
         return devices
+    }
+
+    /// A `platform` column's value (its CHECK allows `ios` and `android` only).
+    static func platform(_ text: String) -> DevicePlatform {
+        text == "android" ? .android : .ios
+    }
+
+    /// An `fcm_kind` column's value: nil for iOS (its CHECK allows `token` and `fid` only, for Android).
+    static func fcmKind(_ text: String?) -> FCMTarget.Kind? {
+        text.flatMap(FCMTarget.Kind.init(rawValue:))
     }
 }
 

@@ -1,4 +1,5 @@
 import APNSCore
+import FCMCore
 import HeraldCore
 import Logging
 import PostgresNIO
@@ -14,8 +15,14 @@ public enum FieldUpdate<Value: Sendable & Hashable>: Sendable, Hashable {
 /// token it replaces, and the fields to change.
 public struct DeviceRegistration: Sendable, Hashable {
     public var token: DeviceToken
-    /// The device's previous token: its row is removed and its fields carried over unless given here.
+    /// The device's previous token: its row is removed and its fields carried over unless given here. It is looked
+    /// up among the app's devices of the same platform (an Android device may change kind, from a registration
+    /// token to an installation id); the new row takes `platform` and `fcmKind`.
     public var oldToken: DeviceToken?
+    /// The platform of `token`: a registered token keeps its platform (`StoreError.Code.platformConflict`).
+    public var platform: DevicePlatform = .ios
+    /// For Android, the kind of `token` (registration token or installation id); nil for iOS.
+    public var fcmKind: FCMTarget.Kind? = nil
     public var userID: FieldUpdate<String>
     public var locale: FieldUpdate<String>
     public var topics: FieldUpdate<[String]>
@@ -34,10 +41,15 @@ public struct DeviceRegistration: Sendable, Hashable {
         userID: FieldUpdate<String> = .keep,
         locale: FieldUpdate<String> = .keep,
         topics: FieldUpdate<[String]> = .keep,
-        environment: FieldUpdate<String> = .keep
+        environment: FieldUpdate<String> = .keep,
+        platform: DevicePlatform = .ios,
+        fcmKind: FCMTarget.Kind? = nil
     ) {
         self.token = token
         self.oldToken = oldToken
+        self.platform = platform
+        // An iOS device has no FCM kind; an Android one has one, a registration token unless said otherwise.
+        self.fcmKind = platform == .android ? (fcmKind ?? .token) : nil
         self.userID = userID
         self.locale = locale
         self.topics = topics
@@ -55,6 +67,10 @@ public struct RegisteredDevice: Sendable, Hashable {
     /// Microseconds since 1970: what the 410 timestamp rule compares against.
     public var registeredAt: Int64
     public var badge: Int
+    /// Which provider reaches the device.
+    public var platform: DevicePlatform = .ios
+    /// For an Android device, the field its token goes in (`token` or `fid`); nil for iOS.
+    public var fcmKind: FCMTarget.Kind? = nil
 }
 
 /// The outcome of a registration.
@@ -81,10 +97,17 @@ extension Store {
     ///
     /// With `registration.registeredBy` (a register-only key), a device registered otherwise is refused, whether it
     /// is the token or the old token: `StoreError.Code.notOwnDevice`, and nothing is written.
+    ///
+    /// A registered token keeps its platform and FCM kind: a registration that would change them is refused with
+    /// `StoreError.Code.platformConflict` (so is an old token registered on another platform), and nothing is
+    /// written. The kind of an Android device changes through a replacement (`oldToken`), as when an app moves from
+    /// registration tokens to installation ids.
     public func register(_ registration: DeviceRegistration, app: String) async throws(StoreError) -> RegistrationResult
     {
         let key = registration.registeredBy
         let restricted = key != nil
+        let platform = registration.platform.rawValue
+        let kind = registration.platform == .android ? (registration.fcmKind ?? .token).rawValue : nil
         return try await run("registering a device") {
             try await client.withTransaction(logger: logger) { connection in
                 var old: (userID: String?, locale: String?, topics: [String], environment: String?, key: Int64?)? = nil
@@ -92,7 +115,7 @@ extension Store {
                     let rows = try await connection.query(
                         """
                         DELETE FROM devices
-                        WHERE app_id = \(app) AND token = \(oldToken.hex)
+                        WHERE app_id = \(app) AND token = \(oldToken.hex) AND platform = \(platform)
                           AND (NOT \(restricted) OR registered_by = \(key))
                         RETURNING user_id, locale, topics, environment, registered_by
                         """,
@@ -103,10 +126,15 @@ extension Store {
                     ) {
                         old = (user, locale, topics, environment, key)
                     }
-                    if old == nil && restricted {
-                        let existing = try await connection.query(
-                            "SELECT 1 FROM devices WHERE app_id = \(app) AND token = \(oldToken.hex)", logger: logger)
-                        for try await _ in existing { throw Self.notOwnDevice("old_token") }
+                    if old == nil {
+                        // Not removed: unknown (a registration as any other), or kept by a rule that refuses it.
+                        let existing = try await Self.registeredRow(app: app, token: oldToken, on: connection, logger)
+                        if let existing {
+                            if restricted && existing.key != key { throw Self.notOwnDevice("old_token") }
+                            if existing.platform != registration.platform {
+                                throw Self.platformConflict("old_token", existing.platform, existing.kind)
+                            }
+                        }
                     }
                 }
                 let registeredBy = key ?? old?.key
@@ -119,9 +147,9 @@ extension Store {
                 let rows = try await connection.query(
                     """
                     INSERT INTO devices AS d (app_id, token, user_id, locale, topics, environment, registered_at, badge,
-                                              registered_by)
+                                              registered_by, platform, fcm_kind)
                     VALUES (\(app), \(registration.token.hex), \(user.value), \(locale.value), \(topicValues)::text[],
-                            \(environment.value), now(), 0, \(registeredBy))
+                            \(environment.value), now(), 0, \(registeredBy), \(platform), \(kind))
                     ON CONFLICT (app_id, token) DO UPDATE SET
                         user_id = CASE WHEN \(user.set) THEN EXCLUDED.user_id ELSE d.user_id END,
                         locale = CASE WHEN \(locale.set) THEN EXCLUDED.locale ELSE d.locale END,
@@ -129,26 +157,38 @@ extension Store {
                         environment = CASE WHEN \(environment.set) THEN EXCLUDED.environment ELSE d.environment END,
                         registered_at = now(), badge = 0,
                         registered_by = coalesce(EXCLUDED.registered_by, d.registered_by)
-                    WHERE NOT \(restricted) OR d.registered_by = \(key)
+                    WHERE (NOT \(restricted) OR d.registered_by = \(key))
+                      AND d.platform = EXCLUDED.platform AND d.fcm_kind IS NOT DISTINCT FROM EXCLUDED.fcm_kind
                     RETURNING token, user_id, locale, topics, environment,
-                              (extract(epoch FROM registered_at) * 1000000)::bigint, badge, (xmax = 0)
+                              (extract(epoch FROM registered_at) * 1000000)::bigint, badge, (xmax = 0), platform,
+                              fcm_kind
                     """,
                     logger: logger
                 )
                 var result: RegistrationResult? = nil
                 for try await row in rows {
-                    let (token, user, locale, topics, environment, registeredAt, badge, created) = try row.decode(
-                        (String, String?, String?, [String], String?, Int64, Int32, Bool).self
-                    )
+                    let (token, user, locale, topics, environment, registeredAt, badge, created, platform, kind) =
+                        try row.decode(
+                            (String, String?, String?, [String], String?, Int64, Int32, Bool, String, String?).self
+                        )
                     let device = RegisteredDevice(
                         token: DeviceToken(trustedHex: token), userID: user, locale: locale, topics: topics,
-                        environment: environment, registeredAt: registeredAt, badge: Int(badge)
+                        environment: environment, registeredAt: registeredAt, badge: Int(badge),
+                        platform: Self.platform(platform), fcmKind: Self.fcmKind(kind)
                     )
                     result = RegistrationResult(device: device, created: created, replaced: replaced)
                 }
                 guard let result else {
-                    // The upsert's condition kept a register-only key off a device it did not register.
-                    if restricted { throw Self.notOwnDevice("token") }
+                    // The upsert's condition kept a register-only key off a device it did not register, or kept the
+                    // device's platform: say which.
+                    let existing = try await Self.registeredRow(
+                        app: app, token: registration.token, on: connection, logger)
+                    if let existing {
+                        if restricted && existing.key != key { throw Self.notOwnDevice("token") }
+                        if existing.platform != registration.platform || existing.kind?.rawValue != kind {
+                            throw Self.platformConflict("token", existing.platform, existing.kind)
+                        }
+                    }
                     throw StoreError(.queryFailed, "registering a device returned no row")
                 }
                 if result.created, !replaced, let key, let quota = registration.devicesPerHour {
@@ -192,6 +232,38 @@ extension Store {
         }
     }
 
+    /// The platform, FCM kind and registering key of a registered token, if it is registered.
+    private static func registeredRow(
+        app: String, token: DeviceToken, on connection: PostgresConnection, _ logger: Logger
+    ) async throws -> (platform: DevicePlatform, kind: FCMTarget.Kind?, key: Int64?)? {
+        let rows = try await connection.query(
+            "SELECT platform, fcm_kind, registered_by FROM devices WHERE app_id = \(app) AND token = \(token.hex)",
+            logger: logger)
+        for try await (platform, kind, key) in rows.decode((String, String?, Int64?).self) {
+            return (Self.platform(platform), Self.fcmKind(kind), key)
+        }
+        return nil
+    }
+
+    /// The refusal of a registration that would change a device's platform or FCM kind (`field` names the token):
+    /// the message says what the token is registered as, never the token.
+    private static func platformConflict(_ field: String, _ platform: DevicePlatform, _ kind: FCMTarget.Kind?)
+        -> StoreError
+    {
+        let registered =
+            switch (platform, kind) {
+            case (.ios, _): "an iOS device (platform ios)"
+            case (.android, .fid?): "an Android device addressed by installation id (platform android, fcm_kind fid)"
+            case (.android, _):
+                "an Android device addressed by registration token (platform android, fcm_kind token)"
+            }
+        let rule =
+            field == "old_token"
+            ? "a replacement keeps the device's platform"
+            : "a registration never changes a device's platform or kind (delete the device to register it anew)"
+        return StoreError.permanent(.platformConflict, "the \(field) is registered as \(registered); \(rule)")
+    }
+
     /// The refusal of a register-only key's change to a device it did not register (`field` names the token).
     private static func notOwnDevice(_ field: String) -> StoreError {
         StoreError.permanent(
@@ -214,7 +286,7 @@ extension Store {
             let rows = try await client.query(
                 """
                 SELECT token, user_id, locale, topics, environment,
-                       (extract(epoch FROM registered_at) * 1000000)::bigint, badge
+                       (extract(epoch FROM registered_at) * 1000000)::bigint, badge, platform, fcm_kind
                 FROM devices WHERE app_id = \(app) AND token = \(token.hex)
                 """,
                 logger: logger
@@ -258,7 +330,7 @@ extension Store {
             let rows = try await client.query(
                 """
                 SELECT token, user_id, locale, topics, environment,
-                       (extract(epoch FROM registered_at) * 1000000)::bigint, badge
+                       (extract(epoch FROM registered_at) * 1000000)::bigint, badge, platform, fcm_kind
                 FROM devices WHERE app_id = \(app) AND token > \(cursor) ORDER BY token LIMIT \(limit)
                 """,
                 logger: logger
@@ -269,13 +341,14 @@ extension Store {
 
     private static func collectRegistered(_ rows: PostgresRowSequence) async throws -> [RegisteredDevice] {
         var devices: [RegisteredDevice] = []
-        for try await (token, user, locale, topics, environment, registeredAt, badge) in rows.decode(
-            (String, String?, String?, [String], String?, Int64, Int32).self
+        for try await (token, user, locale, topics, environment, registeredAt, badge, platform, kind) in rows.decode(
+            (String, String?, String?, [String], String?, Int64, Int32, String, String?).self
         ) {
             devices.append(
                 RegisteredDevice(
                     token: DeviceToken(trustedHex: token), userID: user, locale: locale, topics: topics,
-                    environment: environment, registeredAt: registeredAt, badge: Int(badge)
+                    environment: environment, registeredAt: registeredAt, badge: Int(badge),
+                    platform: Self.platform(platform), fcmKind: Self.fcmKind(kind)
                 )
             )
         }

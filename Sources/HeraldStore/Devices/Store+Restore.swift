@@ -18,8 +18,8 @@ public struct DeviceRestoration: Sendable, Hashable, Codable {
 }
 
 extension Store {
-    /// Puts back the devices that a job pruned, from its dead-token records: user, locale, topics, environment,
-    /// registration time and badge as they were. A token registered again since is skipped (its row is newer and is
+    /// Puts back the devices that a job pruned, from its dead-token records: platform (and FCM kind), user, locale,
+    /// topics, environment, registration time and badge as they were. A token registered again since is skipped (its row is newer and is
     /// never overwritten). Running it again restores nothing more: every token is then registered.
     public func restorePrunedDevices(_ job: JobKey) async throws(StoreError) -> DeviceRestoration {
         try await run("restoring pruned devices") {
@@ -29,14 +29,16 @@ extension Store {
                     -- a token pruned twice by one job (a redelivered batch) counts once: its latest record.
                     -- Device tokens only: a pruned Live Activity token (token_kind set) is not a device, and
                     -- ActivityKit hands the app a new one.
-                    SELECT DISTINCT ON (token) token, user_id, locale, topics, environment, registered_at, badge
+                    SELECT DISTINCT ON (token) token, user_id, locale, topics, environment, registered_at, badge,
+                           platform, fcm_kind
                     FROM dead_tokens WHERE app_id = \(job.app) AND job_id = \(job.id) AND token_kind IS NULL
                     ORDER BY token, id DESC),
                 restorable AS (SELECT * FROM pruned WHERE registered_at IS NOT NULL),
                 inserted AS (
-                    INSERT INTO devices (app_id, token, user_id, locale, topics, environment, registered_at, badge)
+                    INSERT INTO devices (app_id, token, user_id, locale, topics, environment, registered_at, badge,
+                                         platform, fcm_kind)
                     SELECT \(job.app), token, user_id, locale, coalesce(topics, '{}'), environment, registered_at,
-                           coalesce(badge, 0)
+                           coalesce(badge, 0), platform, fcm_kind
                     FROM restorable ORDER BY token
                     ON CONFLICT (app_id, token) DO NOTHING
                     RETURNING 1)

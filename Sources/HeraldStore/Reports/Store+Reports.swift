@@ -1,4 +1,6 @@
 import APNSCore
+import FCMCore
+import HeraldCore
 import Logging
 import PostgresNIO
 
@@ -11,6 +13,10 @@ public struct DeadTokenRecord: Sendable, Hashable {
     public var jobID: String?
     /// When Herald pruned it, in milliseconds since 1970.
     public var recordedAt: Int64
+    /// The platform of the device the token was.
+    public var platform: DevicePlatform = .ios
+    /// For an Android device, whether the token was a registration token or an installation id.
+    public var fcmKind: FCMTarget.Kind? = nil
 }
 
 /// Pruned tokens of one app in a time window, with totals by reason and by UTC day over the whole window.
@@ -56,7 +62,7 @@ extension Store {
             let rows = try await client.query(
                 """
                 SELECT token, reason, (extract(epoch FROM apns_timestamp) * 1000)::bigint, job_id,
-                       (extract(epoch FROM recorded_at) * 1000)::bigint
+                       (extract(epoch FROM recorded_at) * 1000)::bigint, platform, fcm_kind
                 FROM dead_tokens
                 WHERE app_id = \(app) AND recorded_at >= to_timestamp(\(from))
                   AND (\(to)::float8 IS NULL OR recorded_at < to_timestamp(\(to)))
@@ -65,13 +71,13 @@ extension Store {
                 logger: logger
             )
             var records: [DeadTokenRecord] = []
-            for try await (token, reason, apns, job, recorded) in rows.decode(
-                (String, String, Int64?, String?, Int64).self)
+            for try await (token, reason, apns, job, recorded, platform, kind) in rows.decode(
+                (String, String, Int64?, String?, Int64, String, String?).self)
             {
                 records.append(
                     DeadTokenRecord(
                         token: DeviceToken(trustedHex: token), reason: reason, apnsTimestamp: apns, jobID: job,
-                        recordedAt: recorded
+                        recordedAt: recorded, platform: Self.platform(platform), fcmKind: Self.fcmKind(kind)
                     )
                 )
             }

@@ -94,8 +94,11 @@ struct Commit: Sendable {
         async throws -> BatchKey
     {
         let topology = configuration.topology
+        // After a provider's `Retry-After`: not delivered before it has passed, whatever the retry queue's delay.
+        let notBefore = plan.retryAfter.map { configuration.clock.unixMilliseconds + Topology.milliseconds($0) }
         let retry = BatchMessage(
-            app: batch.app, job: batch.job, seq: batch.seq, attempt: attempt, tokens: plan.transient.map(\.hex))
+            app: batch.app, job: batch.job, seq: batch.seq, attempt: attempt, tokens: plan.transient.map(\.hex),
+            notBefore: notBefore)
         var properties = AMQPProperties(
             contentType: "application/json", messageID: "\(retry.key)", priority: priority)
         properties.headers[ParkingHeader.attempts] = .int(Int64(batch.attempt))

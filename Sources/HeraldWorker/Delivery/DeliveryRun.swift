@@ -1,9 +1,10 @@
 import APNSCore
-import APNSTransport
+import FCMCore
 import Foundation
 import HeraldCore
 import HeraldStore
 import Logging
+import PushTransport
 
 /// One delivery run over N ≥ 1 units, through the stages in order: prepare (here: the app's lease, expiry and the
 /// first counts, `DeliveryUnit`; for a planned batch also its start, its turn in its rates, badges and devices),
@@ -40,6 +41,14 @@ struct DeliveryRun: Sendable {
 
     /// Delivers one planned batch.
     func deliver(_ batch: BatchMessage) async throws -> DeliveryOutcome {
+        // A retry after a provider's `Retry-After` that came back early waits again, in the delay queues.
+        if let notBefore = batch.notBefore {
+            let wait = notBefore - configuration.clock.unixMilliseconds
+            if wait > 0 {
+                metrics.batchesDeferred.increment()
+                return .deferred(.milliseconds(wait))
+            }
+        }
         let spec: String
         let publishedAt: Int64
         let throttle: Int?
@@ -158,22 +167,86 @@ struct DeliveryRun: Sendable {
         }
     }
 
-    /// Sends `devices`, each to the APNs environment it registered with (for an app that serves both; else all to
-    /// one).
+    /// Sends `devices`, each through its platform's provider: an iOS device to the APNs environment it registered
+    /// with (for an app that serves both; else all to one), an Android device through the app's FCM client.
     private func send(
         _ devices: ArraySlice<StoredDevice>, of job: PreparedJob, publishedAt: Int64, app: AppConfiguration,
         lease: TransportLease, badges: [String: Int], pacing: inout Sender.Pacing?, probing: Bool
     ) async throws -> [DeviceResult] {
         var results: [DeviceResult] = []
         let sender = self.sender
-        for (environment, share) in Self.byEnvironment(Array(devices), app: app) {
+        let apple = devices.filter { $0.platform == .ios }
+        let android = apple.count == devices.count ? [] : devices.filter { $0.platform == .android }
+        for (environment, share) in Self.byEnvironment(apple, app: app) where !share.isEmpty {
             let requests = Self.requests(for: share, job: job, bundleID: app.topic, badges: badges)
             let stop = StopFlag(job: job.key, registry: commit.stoppedJobs)
             results += try await sender.send(
                 Sender.Share(requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt),
                 through: lease.transport(for: environment), pacing: &pacing, probing: probing)
         }
+        guard !android.isEmpty else { return results }
+        switch Self.fcmRequests(
+            for: android, job: job, app: app, transport: lease.fcm, badges: badges, now: configuration.clock.unixSeconds
+        )
+        {
+        case .unsent(let disposition):
+            results += android.map { DeviceResult(token: $0.token, disposition: disposition, retries: 0) }
+        case .send(let requests, let fcm):
+            let stop = StopFlag(job: job.key, registry: commit.stoppedJobs)
+            results += try await sender.send(
+                Sender.Share(requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt),
+                through: fcm, pacing: &pacing, probing: probing)
+        }
         return results
+    }
+
+    /// The FCM requests of `devices` (Android), or why none is sent: a push type with no meaning on Android (they
+    /// go to Apple devices only), an app without FCM credentials, or a message FCM would refuse for every device
+    /// (too large, a bad `fcm` block): the job's fault, so the job stops with it.
+    static func fcmRequests(
+        for devices: [StoredDevice], job: PreparedJob, app: AppConfiguration,
+        transport: (any NotificationTransport<[UInt8]>)?, badges: [String: Int], now: Int64
+    ) -> FCMShare {
+        let template = job.template
+        guard template.reachesAndroid else {
+            return .unsent(.failDevice(reason: ProviderReason(rawValue: "NotForAndroid", provider: "FCM")))
+        }
+        guard let transport else {
+            return .unsent(.failDevice(reason: ProviderReason(rawValue: "NoFCMCredentials", provider: "FCM")))
+        }
+        var templates: [FCMMessageTemplate] = []
+        var indexOf: [String: Int] = [:]
+        var variantOf: [Int] = []
+        variantOf.reserveCapacity(devices.count)
+        for device in devices {
+            let variant = template.localizations.isEmpty ? nil : template.variant(for: device.locale)
+            let badge = badges[device.token.hex]
+            let key = "\(variant ?? "")|\(badge.map(String.init) ?? "")"
+            if let index = indexOf[key] {
+                variantOf.append(index)
+                continue
+            }
+            let message = template.fcmMessage(
+                variant: variant, badge: badge, now: now, channelID: app.fcm?.channelID, overrides: nil)
+            do {
+                templates.append(try message.template())
+            } catch {
+                return .unsent(
+                    .failJob(reason: ProviderReason(rawValue: "InvalidFCMMessage: \(error)", provider: "FCM")))
+            }
+            indexOf[key] = templates.count - 1
+            variantOf.append(templates.count - 1)
+        }
+        let requests = FCMRequestList(
+            tokens: devices.map(\.token), kinds: devices.map { $0.fcmKind ?? .token }, templates: templates,
+            variantOf: templates.count == 1 ? nil : variantOf)
+        return .send(requests, transport)
+    }
+
+    /// A unit's Android devices: their requests and FCM's transport, or what they come to unsent.
+    enum FCMShare {
+        case send(FCMRequestList, any NotificationTransport<[UInt8]>)
+        case unsent(Disposition)
     }
 
     /// The devices an earlier delivery of `batch` did not settle: after the first `settled` of its listed tokens, or
@@ -219,7 +292,7 @@ struct DeliveryRun: Sendable {
     /// or the app serves several environments), or its key range of the job's audience read again now.
     private func devices(of batch: BatchMessage, job: PreparedJob, app: AppConfiguration) async throws -> [StoredDevice]
     {
-        let withDetails = job.template.variesPerDevice || app.sendsPerDeviceEnvironment
+        let withDetails = job.template.variesPerDevice || app.readsDeviceDetails
         if let tokens = batch.tokens {
             let parsed = tokens.map(DeviceToken.init(trustedHex:))
             guard withDetails else {
@@ -229,7 +302,15 @@ struct DeliveryRun: Sendable {
                 try await store.devices(app: job.app, tokens: parsed).map { ($0.token, $0) },
                 uniquingKeysWith: { first, _ in first }
             )
-            return parsed.map { stored[$0] ?? StoredDevice(token: $0, locale: nil, registeredAt: 0) }
+            // A listed token that is not registered is sent as given, by the platform its form names: only an
+            // APNs token is hexadecimal.
+            return parsed.map { token in
+                stored[token]
+                    ?? StoredDevice(
+                        token: token, locale: nil, registeredAt: 0,
+                        platform: DeviceToken.isValidHex(token.hex) ? .ios : .android,
+                        fcmKind: DeviceToken.isValidHex(token.hex) ? nil : .token)
+            }
         }
         // The planner bounded the range at `batchSize` devices; one more per page means a range that has not
         // grown since (the usual case) is read in one query, not a full page and then an empty one.

@@ -1,7 +1,7 @@
 import APNSCore
-import APNSTransport
 import HeraldCore
 import HeraldStore
+import PushTransport
 
 extension DeliveryRun {
     /// The run of a group of small jobs (N units, one per job): each prepared (`DeliveryUnit`), every notification

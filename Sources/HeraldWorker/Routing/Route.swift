@@ -32,9 +32,10 @@ enum Route: Sendable, Equatable {
             return .liveActivity
         }
         let route = resolved(job, app: app, batchSize: batchSize)
-        guard route == .oneBatch, job.sendAt == nil, !job.template.variesPerDevice, !app.sendsPerDeviceEnvironment
+        guard route == .oneBatch, job.sendAt == nil, !job.template.variesPerDevice, !app.readsDeviceDetails
         else { return route }
-        // A group reads nothing per device: not a payload that varies per device, nor each device's environment.
+        // A group reads nothing per device: not a payload that varies per device, nor each device's environment or
+        // platform.
         return .smallGroup
     }
 

@@ -1,6 +1,6 @@
 import APNSCore
-import APNSTransport
 import HeraldCore
+import PushTransport
 
 /// APNs' client as a `NotificationTransport`: its outcomes in the provider-neutral terms, its table APNs'.
 extension APNSClient: NotificationTransport {
@@ -26,7 +26,7 @@ extension APNSClient: NotificationTransport {
 
     var settlement: any SettlementTable { APNSSettlementTable() }
 
-    private static func neutral(_ answer: Result<APNSOutcome, APNSTransportError>) -> Result<
+    private static func neutral(_ answer: Result<APNSOutcome, TransportError>) -> Result<
         ProviderAnswer, TransportFailure
     > {
         switch answer {

@@ -1,9 +1,11 @@
 import APNSCore
-import APNSTransport
+import AsyncHTTPClient
+import FCMCore
 import Foundation
 import HeraldCore
 import Logging
 import NIOCore
+import PushTransport
 import Synchronization
 
 /// One `APNSClient` per app and environment it serves, built from the apps file at start-up so that a bad key or
@@ -20,6 +22,9 @@ public final class APNSClients: Sendable {
     private let requestTimeout: Duration
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
+    private let clock: HeraldClock
+    /// Mints FCM access tokens at each service account's `token_uri`.
+    private let tokenClient: HTTPClient
 
     /// The apps and their clients, one generation per load of the apps file, and the leases held on each.
     private struct State {
@@ -38,11 +43,13 @@ public final class APNSClients: Sendable {
         fileprivate let generation: Int
     }
 
-    /// One app's clients: one per environment it serves.
+    /// One app's clients: one per environment it serves, and FCM's when the app has FCM credentials.
     struct AppClients: Sendable {
         let byEnvironment: [AppConfiguration.Environment: APNSClient]
         /// The client of the app's default environment (`AppConfiguration.environment`).
         let standard: APNSClient
+        /// The app's FCM client, for its Android devices.
+        var fcm: FCMTransport? = nil
 
         /// The client for `environment`; the default environment's for one the app does not serve (which
         /// `AppConfiguration.environment(ofDevice:)` never names).
@@ -50,9 +57,10 @@ public final class APNSClients: Sendable {
             byEnvironment[environment] ?? standard
         }
 
-        /// Shuts each environment's client down.
+        /// Shuts each environment's client down, and FCM's.
         func shutdown() async {
             for client in byEnvironment.values { await client.shutdown() }
+            await fcm?.client.shutdown()
         }
     }
 
@@ -65,15 +73,26 @@ public final class APNSClients: Sendable {
         requestTimeout: Duration,
         eventLoopGroup: any EventLoopGroup,
         logger: Logger,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        clock: HeraldClock = .system
     ) throws(ConfigurationError) {
         self.connectionsPerApp = connectionsPerApp
         self.requestTimeout = requestTimeout
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
-        let clients = try Self.build(
-            apps, directory: directory, connectionsPerApp: connectionsPerApp, requestTimeout: requestTimeout,
-            eventLoopGroup: eventLoopGroup, logger: logger, environment: environment)
+        self.clock = clock
+        let tokenClient = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup))
+        self.tokenClient = tokenClient
+        let clients: [String: AppClients]
+        do {
+            clients = try Self.build(
+                apps, directory: directory, connectionsPerApp: connectionsPerApp, requestTimeout: requestTimeout,
+                eventLoopGroup: eventLoopGroup, logger: logger, environment: environment, tokenClient: tokenClient,
+                clock: clock)
+        } catch {
+            try? tokenClient.syncShutdown()
+            throw error
+        }
         state = Mutex(State(apps: apps, clients: clients))
         (retirements, retired) = AsyncStream.makeStream()
     }
@@ -81,7 +100,8 @@ public final class APNSClients: Sendable {
     /// Builds every app's clients, or fails naming the first app that cannot have one (nothing is kept then).
     private static func build(
         _ apps: AppsFile, directory: String, connectionsPerApp: Int, requestTimeout: Duration,
-        eventLoopGroup: any EventLoopGroup, logger: Logger, environment: [String: String]
+        eventLoopGroup: any EventLoopGroup, logger: Logger, environment: [String: String], tokenClient: HTTPClient,
+        clock: HeraldClock
     ) throws(ConfigurationError) -> [String: AppClients] {
         var clients: [String: AppClients] = [:]
         for app in apps.apps {
@@ -109,9 +129,43 @@ public final class APNSClients: Sendable {
             guard let standard = byEnvironment[app.environment] else {
                 throw ConfigurationError("app \(app.id): environments must include environment")
             }
-            clients[app.id] = AppClients(byEnvironment: byEnvironment, standard: standard)
+            var appClients = AppClients(byEnvironment: byEnvironment, standard: standard)
+            appClients.fcm = try fcmTransport(
+                of: app, directory: directory, requestTimeout: requestTimeout, eventLoopGroup: eventLoopGroup,
+                logger: logger, tokenClient: tokenClient, clock: clock)
+            clients[app.id] = appClients
         }
         return clients
+    }
+
+    /// The FCM client of an app with FCM credentials: its service account read and checked now (a bad key fails
+    /// the start or the reload), its access tokens the process's one cache for the account.
+    private static func fcmTransport(
+        of app: AppConfiguration, directory: String, requestTimeout: Duration, eventLoopGroup: any EventLoopGroup,
+        logger: Logger, tokenClient: HTTPClient, clock: HeraldClock
+    ) throws(ConfigurationError) -> FCMTransport? {
+        guard let fcm = app.fcm, let text = try app.fcmServiceAccount(directory: directory) else { return nil }
+        let account: FCMServiceAccount
+        do {
+            account = try FCMServiceAccount(json: Array(text.utf8))
+        } catch {
+            throw ConfigurationError("app \(app.id): fcm.service_account_file: \(error)")
+        }
+        let roots = try app.fcmTrustRootsPEM(directory: directory)
+        let cache = try FCMAccessTokenSource.cache(
+            for: account, client: tokenClient, trustRootsPEM: roots, clock: clock)
+        let (host, port) = fcm.hostAndPort
+        var configuration = FCMClientConfiguration(
+            endpoint: HTTP2Endpoint(host: host, port: port), projectID: account.projectID,
+            additionalTrustRootsPEM: roots)
+        configuration.requestTimeout = requestTimeout
+        var appLogger = logger
+        appLogger[metadataKey: "app"] = "\(app.id)"
+        appLogger[metadataKey: "provider"] = "fcm"
+        let client = FCMClient(
+            configuration: configuration, tokens: FCMAccessTokenSource(cache: cache), eventLoopGroup: eventLoopGroup,
+            logger: appLogger)
+        return FCMTransport(client: client, clock: clock)
     }
 
     /// The credentials of `app` in `served` (`AppConfiguration.auth(for:)`): a token key's cache (the process's one
@@ -181,7 +235,8 @@ public final class APNSClients: Sendable {
     ) throws(ConfigurationError) {
         let clients = try Self.build(
             apps, directory: directory, connectionsPerApp: connectionsPerApp, requestTimeout: requestTimeout,
-            eventLoopGroup: eventLoopGroup, logger: logger, environment: environment)
+            eventLoopGroup: eventLoopGroup, logger: logger, environment: environment, tokenClient: tokenClient,
+            clock: clock)
         let done: [AppClients]? = state.withLock { state in
             // A worker that is stopping keeps what it has: the new clients never connected, so they hold nothing.
             guard !state.shutDown else { return nil }
@@ -208,6 +263,7 @@ public final class APNSClients: Sendable {
         }
         retired.finish()
         for clients in all { await clients.shutdown() }
+        try? await tokenClient.shutdown()
     }
 }
 
@@ -216,7 +272,7 @@ extension APNSClients: TransportLeasing {
         guard let lease = lease(app) else { return nil }
         return TransportLease(
             app: lease.app, byEnvironment: lease.clients.byEnvironment, standard: lease.clients.standard,
-            token: lease.generation)
+            fcm: lease.clients.fcm, token: lease.generation)
     }
 
     func release(_ lease: TransportLease) { release(generation: lease.token) }

@@ -1,11 +1,23 @@
 import APNSCore
-import APNSTransport
 import HeraldCore
+import PushTransport
 
-/// A batch's requests, each made when it is sent: a batch's worth of `APNSRequest`s at once was a large
+/// One provider's requests for a share of a batch: the devices' tokens, in order, and the i-th device's request,
+/// made when it is sent. `RequestList` (APNs) and `FCMRequestList`.
+protocol RequestSource: Sendable {
+    associatedtype Request: Sendable
+    var tokens: [DeviceToken] { get }
+    subscript(index: Int) -> Request { get }
+}
+
+extension RequestSource {
+    var count: Int { tokens.count }
+}
+
+/// A batch's APNs requests, each made when it is sent: a batch's worth of `APNSRequest`s at once was a large
 /// allocation (and free) per batch, and glibc's consolidation of it showed in the profile. A class: shares of a
 /// batch are copied as they are split, and a struct copy retained each of the template's fields.
-final class RequestList: Sendable {
+final class RequestList: RequestSource {
     let template: NotificationTemplate
     /// The apns-topic, worked out once for the batch.
     let topic: String
@@ -22,8 +34,6 @@ final class RequestList: Sendable {
         self.payloads = payloads
         self.ids = NotificationID(app: job.app, job: job.id)
     }
-
-    var count: Int { tokens.count }
 
     subscript(index: Int) -> APNSRequest {
         var request = template.request(to: tokens[index], topic: topic, payload: payloads?[index])

@@ -1,6 +1,6 @@
 import APNSCore
-import APNSTransport
 import HeraldCore
+import PushTransport
 
 extension Sender {
     /// A throttled batch's turn: its sends go out at `rate` from `start`, when the turn it took begins. Paced from
@@ -19,8 +19,8 @@ extension Sender {
     /// Sends one share with at most `concurrency` in flight, in chunks of a tenth of the rate paced by `pacing` if
     /// the batch is throttled; with `probing`, the first request goes alone either way (`sendProbingFirst`): a later
     /// slice of a batch is not probed again, its first slice was.
-    func send(
-        _ share: Share, through client: any NotificationTransport<APNSRequest>, pacing: inout Pacing?,
+    func send<Requests>(
+        _ share: Share<Requests>, through client: any NotificationTransport<Requests.Request>, pacing: inout Pacing?,
         probing: Bool = true
     ) async throws -> [DeviceResult] {
         guard var paced = pacing else {

@@ -1,7 +1,7 @@
 import APNSCore
-import APNSTransport
 import Foundation
 import HeraldCore
+import PushTransport
 
 /// What sending needs of a push provider's client, in terms that name no provider: a transport batch whose answers
 /// are taken as they arrive, one request at a time, and the provider's table of answers. Each provider's client is
@@ -34,7 +34,7 @@ struct TransportFailure: Error, Sendable, Hashable {
     let code: String
 }
 
-/// Sending: requests to answers over an APNs client, the first request of each share alone (the probe), transient
+/// Sending: requests to answers over a provider's client, the first request of each share alone (the probe), transient
 /// failures retried briefly in-process. Knows nothing of PostgreSQL or the broker; what the answers mean for the
 /// job is `Settlement`'s.
 struct Sender: Sendable {
@@ -45,9 +45,9 @@ struct Sender: Sendable {
     /// Time and chance: the retry delays' waits, their jitter, and the latency's end.
     var clock: HeraldClock = .system
 
-    /// One job's share of a transport batch.
-    struct Share: Sendable {
-        var requests: RequestList
+    /// One job's share of a transport batch, over one provider's requests.
+    struct Share<Requests: RequestSource>: Sendable {
+        var requests: Requests
         var range: Range<Int>
         var stop: StopFlag
         /// When the producer published the job (ms since 1970).
@@ -71,9 +71,9 @@ struct Sender: Sendable {
     /// Sends the shares as two transport batches: each share's first request, then the rest of each share whose
     /// job was not stopped by its first answer. A job APNs rejects as a whole (bad topic, credentials, payload)
     /// costs one request per batch, not a batch's worth of concurrent ones. Returns each share's results, in order.
-    func sendProbingFirst(_ shares: [Share], through client: any NotificationTransport<APNSRequest>) async
-        -> [[DeviceResult]]
-    {
+    func sendProbingFirst<Requests>(
+        _ shares: [Share<Requests>], through client: any NotificationTransport<Requests.Request>
+    ) async -> [[DeviceResult]] {
         let firsts = await sendShares(shares.map { $0.prefix(1) }, through: client)
         var rests = await sendShares(shares.map { $0.dropFirst(1) }.filter { !$0.range.isEmpty }, through: client)[...]
         return zip(shares, firsts).map { share, first in
@@ -84,9 +84,9 @@ struct Sender: Sendable {
     /// Sends the shares' requests through `client` as one transport batch (answers taken on the event loop, no
     /// task per notification), then retries transient failures in-process with jittered backoff. Returns each
     /// share's results, in order. A share whose job stops (rejected as a whole) sends nothing more.
-    func sendShares(_ shares: [Share], through client: any NotificationTransport<APNSRequest>) async
-        -> [[DeviceResult]]
-    {
+    func sendShares<Requests>(
+        _ shares: [Share<Requests>], through client: any NotificationTransport<Requests.Request>
+    ) async -> [[DeviceResult]] {
         // Flat index -> (share, index in its request list).
         var owners: [(share: Int, index: Int)] = []
         owners.reserveCapacity(shares.reduce(0) { $0 + $1.range.count })
@@ -135,7 +135,7 @@ struct Sender: Sendable {
             let decided = disposition(
                 for: result, attempt: 1, policy: policy, jitter: result.isSuccess ? 0 : clock.random(0...1),
                 table: table)
-            if case .retry(_, let delay) = decided { retries.append((flat, delay)) }
+            if case .retry(_, let delay) = decided, delay <= Self.longestWaitInProcess { retries.append((flat, delay)) }
             results[number].append(DeviceResult(token: token, disposition: decided, retries: 0))
         }
         guard !retries.isEmpty else { return results }
@@ -151,9 +151,10 @@ struct Sender: Sendable {
                 group.addTask {
                     try? await clock.sleep(delay)
                     let share = shares[locate[flat].share]
-                    let request = share.requests[locate[flat].index]
+                    let index = locate[flat].index
                     let result = await sendOne(
-                        request, through: client, stop: share.stop, publishedAt: share.publishedAt, from: 2)
+                        share.requests[index], to: share.requests.tokens[index], through: client, stop: share.stop,
+                        publishedAt: share.publishedAt, from: 2)
                     return (flat, result)
                 }
             }
@@ -167,10 +168,13 @@ struct Sender: Sendable {
         return results
     }
 
-    /// One notification with brief in-process retries of transient failures.
-    func sendOne(
-        _ request: APNSRequest,
-        through client: any NotificationTransport<APNSRequest>,
+    /// One notification with brief in-process retries of transient failures; a wait longer than
+    /// ``longestWaitInProcess`` (a provider's `Retry-After`) is not waited here: the result says when to retry, and
+    /// the batch's retry goes through the delay queues, holding no worker.
+    func sendOne<Request: Sendable>(
+        _ request: Request,
+        to token: DeviceToken,
+        through client: any NotificationTransport<Request>,
         stop: StopFlag,
         publishedAt: Int64,
         from firstAttempt: Int = 1
@@ -179,7 +183,7 @@ struct Sender: Sendable {
         while true {
             if stop.isSet {
                 return DeviceResult(
-                    token: request.deviceToken, disposition: .failJob(reason: StopFlag.stopped), retries: attempt - 1)
+                    token: token, disposition: .failJob(reason: StopFlag.stopped), retries: attempt - 1)
             }
             let result: DeliveryResult
             do {
@@ -192,7 +196,7 @@ struct Sender: Sendable {
                 for: result, attempt: attempt, policy: policy, jitter: result.isSuccess ? 0 : clock.random(0...1),
                 table: client.settlement)
             switch decided {
-            case .retry(_, let delay):
+            case .retry(_, let delay) where delay <= Self.longestWaitInProcess:
                 try? await clock.sleep(delay)
                 attempt += 1
                 continue
@@ -203,9 +207,13 @@ struct Sender: Sendable {
             default:
                 break
             }
-            return DeviceResult(token: request.deviceToken, disposition: decided, retries: attempt - 1)
+            return DeviceResult(token: token, disposition: decided, retries: attempt - 1)
         }
     }
+
+    /// The longest wait a retry takes in-process. A provider that asks for more (`Retry-After` on FCM's
+    /// QUOTA_EXCEEDED or 503) gets its wait through the delay queues, like a throttled batch.
+    static let longestWaitInProcess: Duration = .seconds(2)
 
     /// End-to-end latency of a delivered notification: from the producer's publish to APNs' answer.
     func recordLatency(publishedAt: Int64) {

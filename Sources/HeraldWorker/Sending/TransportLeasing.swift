@@ -8,12 +8,14 @@ protocol TransportLeasing: Sendable {
     func release(_ lease: TransportLease)
 }
 
-/// An app's configuration and its transports, one per environment it serves, held until released.
+/// An app's configuration and its transports, one per APNs environment it serves and FCM's, held until released.
 struct TransportLease: Sendable {
     let app: AppConfiguration
     let byEnvironment: [AppConfiguration.Environment: any NotificationTransport<APNSRequest>]
     /// The transport of the app's default environment.
     let standard: any NotificationTransport<APNSRequest>
+    /// FCM's transport, for the app's Android devices; nil for an app without FCM credentials.
+    var fcm: (any NotificationTransport<[UInt8]>)? = nil
     /// What the registry needs back to release it.
     let token: Int
 

@@ -45,6 +45,9 @@ struct SettlementPlan: Sendable, Hashable {
     var transientReasons = ""
     /// Devices counted as needing a delayed retry (each once: on its first batch attempt).
     var retried = 0
+    /// The longest wait a provider asked for (`Retry-After`) that was not waited in-process: the retry is not
+    /// delivered before it has passed.
+    var retryAfter: Duration?
     var next = Next.nothing
     var stop: JobStop?
     var tally: [Tally: Int] = [:]
@@ -105,8 +108,11 @@ enum Settlement {
                 if isUnproven { plan.unprovenAnswers += 1 }
                 plan.failures.append(.init(token: token, status: nil, reason: reason.rawValue))
                 plan.tally[Tally(outcome: .failed, reason: reason.rawValue), default: 0] += 1
-            case .exhausted(let reason), .retry(let reason, _):
+            case .exhausted(let reason):
                 transient.append((token, reason))
+            case .retry(let reason, let delay):
+                transient.append((token, reason))
+                plan.retryAfter = max(plan.retryAfter ?? .zero, delay)
             case .failJob(let reason):
                 if reason != StopFlag.stopped, jobFailure == nil { jobFailure = reason }
                 if reason != StopFlag.stopped, isUnproven { plan.unprovenAnswers += 1 }
@@ -118,7 +124,7 @@ enum Settlement {
         if plan.sent > 0 { plan.tally[Tally(outcome: .sent, reason: ""), default: 0] += plan.sent }
 
         plan.stop =
-            jobFailure.map { JobStop(reason: "APNs rejected the job: \($0)", isBreaker: false) }
+            jobFailure.map { JobStop(reason: "\($0.provider) rejected the job: \($0)", isBreaker: false) }
             ?? breakerStop.map { JobStop(reason: $0, isBreaker: true) }
         guard !transient.isEmpty else { return plan }
         guard plan.stop == nil else {

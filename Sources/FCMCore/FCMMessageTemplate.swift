@@ -1,0 +1,41 @@
+/// The request body of one job's message, encoded once with a hole for the target:
+/// `{"message":{"<kind>":"<value>",<the other fields, keys sorted>}[,"validate_only":true]}`.
+///
+/// `body(for:)` runs per device: it copies the prefix, the target and the suffix, and does nothing else.
+public struct FCMMessageTemplate: Sendable, Hashable {
+    /// Whether FCM is asked to validate only.
+    public let validateOnly: Bool
+    /// The payload size counted against `FCMMessage.maximumPayloadSize`.
+    public let payloadSize: Int
+    /// Everything after the target's closing quote.
+    let suffix: [UInt8]
+
+    static let prefix = Array(#"{"message":{""#.utf8)
+
+    init(members: [String: JSON], validateOnly: Bool, payloadSize: Int) {
+        var suffix: [UInt8] = []
+        if !members.isEmpty {
+            suffix.append(UInt8(ascii: ","))
+            JSON.writeMembers(members, to: &suffix)
+        }
+        suffix.append(UInt8(ascii: "}"))
+        if validateOnly { suffix.append(contentsOf: #","validate_only":true"#.utf8) }
+        suffix.append(UInt8(ascii: "}"))
+        self.suffix = suffix
+        self.validateOnly = validateOnly
+        self.payloadSize = payloadSize
+    }
+
+    /// The request body for `target`.
+    public func body(for target: FCMTarget) -> [UInt8] {
+        var body: [UInt8] = []
+        body.reserveCapacity(Self.prefix.count + target.value.utf8.count + suffix.count + 12)
+        body.append(contentsOf: Self.prefix)
+        body.append(contentsOf: target.kind.rawValue.utf8)
+        body.append(contentsOf: #"":"#.utf8)
+        // A validated target needs no escaping (its characters are plain); `writeString` keeps a trusted one safe.
+        JSON.writeString(target.value, to: &body)
+        body.append(contentsOf: suffix)
+        return body
+    }
+}

@@ -1,0 +1,76 @@
+import APNSCore
+import FCMCore
+
+/// What kind of device a token belongs to, and so which provider reaches it: `ios` (an APNs device token, the
+/// default) or `android` (an FCM registration token or Firebase Installation ID).
+public enum DevicePlatform: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    case ios
+    case android
+
+    public var description: String { rawValue }
+}
+
+/// A device's address as its provider takes it: an APNs token, or an FCM target of either kind. What the API, the
+/// CSV import and the store validate a registration against; `DeviceToken` carries its text through the pipeline
+/// (`hex` holds an Android token as it was given: only iOS tokens are hexadecimal).
+public enum DeviceAddress: Sendable, Hashable, CustomStringConvertible {
+    case apns(DeviceToken)
+    case fcm(FCMTarget)
+
+    /// Validates `text` by the rules of `platform`: 1–200 bytes of hex for iOS, an FCM registration token (or, with
+    /// `fid`, a Firebase Installation ID) for Android. The error names the rule, never the token.
+    public init(platform: DevicePlatform, text: String, fid: Bool = false) throws(DeviceAddressError) {
+        switch platform {
+        case .ios:
+            guard !fid else { throw DeviceAddressError("an iOS device has no Firebase Installation ID") }
+            do {
+                self = .apns(try DeviceToken(parsing: text))
+            } catch {
+                throw DeviceAddressError("the token is not an APNs device token: \(error)")
+            }
+        case .android:
+            do {
+                self = .fcm(try FCMTarget(kind: fid ? .fid : .token, value: text))
+            } catch {
+                throw DeviceAddressError(
+                    "the token is not an FCM \(fid ? "installation id" : "registration token"): \(error)")
+            }
+        }
+    }
+
+    /// The platform the address belongs to.
+    public var platform: DevicePlatform {
+        switch self {
+        case .apns: .ios
+        case .fcm: .android
+        }
+    }
+
+    /// The token as the pipeline carries it (and the database keeps it).
+    public var token: DeviceToken {
+        switch self {
+        case .apns(let token): token
+        case .fcm(let target): DeviceToken(trustedHex: target.value)
+        }
+    }
+
+    /// For an Android device, whether it is addressed by registration token or installation id.
+    public var fcmKind: FCMTarget.Kind? {
+        if case .fcm(let target) = self { return target.kind }
+        return nil
+    }
+
+    public var description: String {
+        switch self {
+        case .apns(let token): "ios \(token)"
+        case .fcm(let target): "android \(target)"
+        }
+    }
+}
+
+/// A token that breaks its platform's rules; the message names the rule, never the token.
+public struct DeviceAddressError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,73 @@
+import APNSCore
+import FCMCore
+
+/// A job's notification as an Android device gets it: the neutral parts of the job (the alert's title and body and
+/// their localisations, custom data, collapse id, expiration, priority, badge) written as the FCM message a careful
+/// engineer would write (docs/fcm.md).
+extension NotificationTemplate {
+    /// Whether the push type means anything on Android: alerts and background (data-only) pushes do; Live
+    /// Activities, VoIP, complications, widgets, controls, file provider, location, push-to-talk and MDM go to Apple
+    /// devices only.
+    public var reachesAndroid: Bool { pushType == .alert || pushType == .background }
+
+    /// The FCM message for a device that gets `variant` (its locale's alert, nil for the default) and `badge`,
+    /// sent at `now` (seconds since 1970) for an app whose default notification channel is `channelID`.
+    ///
+    /// - `aps.alert` (a string, or `title`/`body`, `title-loc-key`/`loc-key` and their arguments) becomes the
+    ///   notification; a background push is data only.
+    /// - custom keys become `data`, every value a string (strings as they are, anything else its JSON text).
+    /// - `collapse_id` → `android.collapse_key`; `expiration` → `android.ttl` (the seconds left, 0 for "now or
+    ///   never", at most 28 days); priority 10 (or none) → HIGH, 5 and 1 → NORMAL.
+    /// - the badge → `android.notification.notification_count`; `aps.sound` → `android.notification.sound`.
+    public func fcmMessage(
+        variant: String?, badge: Int?, now: Int64, channelID: String?, overrides: FCMMessageOverrides?
+    ) -> FCMMessage {
+        var data: [String: String] = [:]
+        for (key, value) in custom {
+            if case .string(let text) = value {
+                data[key] = text
+            } else {
+                data[key] = (try? value.jsonBytes()).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            }
+        }
+        var android = FCMAndroidConfig(
+            collapseKey: collapseID, priority: priority == nil || priority == .immediate ? .high : .normal,
+            ttl: expiration.map { $0 == 0 ? 0 : min(max($0 - now, 0), FCMAndroidConfig.maximumTTL) })
+        guard pushType == .alert else {
+            return FCMMessage(data: FCMData(data), android: android, overrides: overrides)
+        }
+        var notification = FCMAndroidNotification(channelID: channelID)
+        var title: String? = nil
+        var body: String? = nil
+        switch variant.flatMap({ localizations[$0] }) ?? aps["alert"] {
+        case .string(let text):
+            body = text
+        case .object(let alert):
+            title = alert["title"]?.stringValue
+            body = alert["body"]?.stringValue
+            notification.titleLocKey = alert["title-loc-key"]?.stringValue
+            notification.titleLocArgs = alert["title-loc-args"]?.stringArray
+            notification.bodyLocKey = alert["loc-key"]?.stringValue
+            notification.bodyLocArgs = alert["loc-args"]?.stringArray
+        default:
+            break
+        }
+        if let badge = badge ?? aps["badge"]?.integerValue.map(Int.init) { notification.notificationCount = badge }
+        if let sound = aps["sound"]?.stringValue { notification.sound = sound }
+        android.notification = notification
+        let shown = title != nil || body != nil ? FCMNotification(title: title, body: body) : nil
+        return FCMMessage(notification: shown, data: FCMData(data), android: android, overrides: overrides)
+    }
+}
+
+extension PayloadValue {
+    fileprivate var stringValue: String? {
+        if case .string(let text) = self { return text }
+        return nil
+    }
+
+    fileprivate var stringArray: [String]? {
+        guard case .array(let values) = self else { return nil }
+        return values.compactMap(\.stringValue)
+    }
+}

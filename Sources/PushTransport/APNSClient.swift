@@ -1,0 +1,234 @@
+import APNSCore
+import Logging
+import NIOCore
+import NIOSSL
+import Synchronization
+
+/// An APNs client: a pool of HTTP/2 connections to one endpoint with one credential.
+///
+/// Connections open lazily on first use; each request goes to the connection with the fewest outstanding requests
+/// and waits there for a stream within the server's SETTINGS_MAX_CONCURRENT_STREAMS. The client holds at most
+/// ``APNSClientConfiguration/maximumQueuedRequests`` requests at once; further `send` calls wait for room.
+/// APNs' answers, rejections included, are returned as ``APNSOutcome``; only a transport failure throws.
+public final class APNSClient: PooledClient {
+    typealias Credential = ProviderTokenCache.Token
+
+    private let configuration: APNSClientConfiguration
+    let pool: ConnectionPool
+    var logger: Logger { pool.logger }
+    var metrics: TransportMetrics { pool.metrics }
+
+    /// How many times one request is sent when the server provably did not process the earlier tries (refused
+    /// stream, above a GOAWAY's last stream id).
+    static let maximumAttempts = 3
+    /// How many times one request moves to another connection without having been sent (its connection went away
+    /// while it waited for a stream): safe, but bounded so that a server that keeps going away cannot loop us.
+    static let maximumRequeues = 10
+
+    /// Creates a client; nothing connects until the first `send`.
+    public init(configuration: APNSClientConfiguration, eventLoopGroup: any EventLoopGroup, logger: Logger) {
+        self.configuration = configuration
+        self.pool = ConnectionPool(
+            settings: configuration.connectionSettings, eventLoopGroup: eventLoopGroup,
+            metrics: TransportMetrics(provider: .apns), logger: logger)
+    }
+
+    /// Sends many notifications with at most `concurrency` in flight and returns each one's result, in order; see
+    /// ``PooledClient/sendBatch(count:concurrency:request:onAnswer:)``.
+    public func sendAll(
+        count: Int,
+        concurrency: Int,
+        request: @escaping @Sendable (Int) -> APNSRequest?,
+        onAnswer: @escaping @Sendable (Int, Result<APNSOutcome, TransportError>) -> Void
+    ) async -> [Result<APNSOutcome, TransportError>?] {
+        await sendBatch(count: count, concurrency: concurrency, request: request, onAnswer: onAnswer)
+    }
+
+    /// Sends one notification and returns APNs' answer.
+    ///
+    /// The request is sent as given (validate it first). A 403 ExpiredProviderToken refreshes the provider token
+    /// once and sends again; a request that provably never reached the server is placed on another connection.
+    /// Throws only when no answer could be had: see ``TransportError``.
+    public func send(_ request: APNSRequest) async throws(TransportError) -> APNSOutcome {
+        let start = NIODeadline.now()
+        do {
+            let outcome = try await sendWithRetries(request, after: nil)
+            metrics.requestDuration.recordNanoseconds((NIODeadline.now() - start).nanoseconds)
+            record(.success(outcome))
+            logger.trace("APNs request answered", metadata: ["status": "\(outcome.status)"])
+            return outcome
+        } catch {
+            metrics.requestDuration.recordNanoseconds((NIODeadline.now() - start).nanoseconds)
+            record(.failure(error))
+            logger.debug("APNs request failed", metadata: ["error": "\(error)"])
+            throw error
+        }
+    }
+
+    /// Sends with the transport's retries: refused streams and requests a closing connection never sent go to
+    /// another connection; with token auth, ExpiredProviderToken refreshes the token once and
+    /// UnrelatedKeyIdInToken retries once on a new connection.
+    ///
+    /// - Parameter first: the result of a first try already made (by a batch) with `token`.
+    func sendWithRetries(
+        _ request: APNSRequest,
+        after first: (result: StreamResult, credential: ProviderTokenCache.Token?)?
+    ) async throws(TransportError) -> APNSOutcome {
+        let cache = tokenCache
+        var token: ProviderTokenCache.Token? = nil
+        var pending: StreamResult? = nil
+        if let first {
+            (pending, token) = first
+        } else if let cache {
+            token = try providerToken { () throws(ProviderTokenError) in try cache.current() }
+        }
+        var refreshed = false
+        var movedForKey = false
+        var refusals = 0
+        var requeues = 0
+        while true {
+            let result: StreamResult
+            if let taken = pending {
+                result = taken
+                pending = nil
+            } else {
+                result = await attempt(request, bearerToken: token?.value)
+            }
+            switch result.apns {
+            case .response(let outcome) where outcome.status == 403 && outcome.reason == .unrelatedKeyIdInToken:
+                // The connection was replaced in `attempt`; retry once on a new one.
+                guard !movedForKey else { return outcome }
+                movedForKey = true
+                logger.debug("APNs answered UnrelatedKeyIdInToken; retrying on a new connection")
+            case .response(let outcome):
+                guard let cache, let rejected = token, outcome.status == 403,
+                    outcome.reason == .expiredProviderToken, !refreshed
+                else { return outcome }
+                refreshed = true
+                token = try providerToken { () throws(ProviderTokenError) in try cache.refresh(after: rejected) }
+                logger.debug("APNs provider token expired; retrying with a refreshed token")
+            case .refused(let error):
+                refusals += 1
+                guard refusals < Self.maximumAttempts else { throw error }
+                logger.debug("APNs request not processed; retrying", metadata: ["error": "\(error)"])
+            case .notSent(let error):
+                requeues += 1
+                guard requeues <= Self.maximumRequeues else { throw error }
+                logger.debug("APNs request not sent; moving it to another connection", metadata: ["error": "\(error)"])
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
+    /// A try's result if it is final, or nil if ``sendWithRetries(_:after:)`` has more to do with it: a refused
+    /// stream, a request its connection never sent, or a 403 that a refreshed provider token (ExpiredProviderToken)
+    /// or a new connection (UnrelatedKeyIdInToken) may cure. A batch finishes those after its first tries.
+    func finalResult(ofFirstTry result: StreamResult) -> Result<APNSOutcome, TransportError>? {
+        switch result.apns {
+        case .response(let outcome)
+        where outcome.status == 403
+            && (outcome.reason == .expiredProviderToken || outcome.reason == .unrelatedKeyIdInToken):
+            return nil
+        case .response(let outcome): return .success(outcome)
+        case .failure(let error): return .failure(error)
+        case .notSent, .refused: return nil
+        }
+    }
+
+    /// The provider token cache with token authentication; nil with a certificate.
+    var tokenCache: ProviderTokenCache? {
+        switch configuration.authentication {
+        case .token(let cache): cache
+        case .certificate: nil
+        }
+    }
+
+    func providerToken(
+        _ body: () throws(ProviderTokenError) -> ProviderTokenCache.Token
+    ) throws(TransportError) -> ProviderTokenCache.Token {
+        do {
+            return try body()
+        } catch {
+            throw TransportError(.providerToken, "could not sign a provider token", underlying: error)
+        }
+    }
+
+    /// One try: room in the client, a connection, a stream, an answer.
+    private func attempt(_ request: APNSRequest, bearerToken: String?) async -> StreamResult {
+        let (result, lease) = await pool.attempt(.apns(request), bearerToken: bearerToken)
+        if let lease { finish(lease, with: result) }
+        return result
+    }
+
+    /// What one try teaches about its connection, then its room passes on. Called once per lease, on any thread.
+    func finish(_ lease: ConnectionPool.Lease, with result: StreamResult) {
+        var replacing: TransportError? = nil
+        if case .response(let response) = result, response.status == 403,
+            APNSOutcome(response).reason == .unrelatedKeyIdInToken
+        {
+            // APNs binds a connection to the key of its first push: this key needs a connection of its own.
+            replacing = TransportError(.protocolError, "APNs answered UnrelatedKeyIdInToken")
+        }
+        pool.finish(lease, with: result, replacing: replacing)
+    }
+
+    func credential() async throws(TransportError) -> ProviderTokenCache.Token? {
+        guard let cache = tokenCache else { return nil }
+        return try providerToken { () throws(ProviderTokenError) in try cache.current() }
+    }
+
+    static func bearer(of credential: ProviderTokenCache.Token) -> String { credential.value }
+
+    func wire(_ request: APNSRequest) -> WireRequest { .apns(request) }
+
+    static func request(of wire: WireRequest) -> APNSRequest {
+        guard case .apns(let request) = wire else {
+            preconditionFailure("an APNs client sent another provider's request")
+        }
+        return request
+    }
+
+    func record(_ result: Result<APNSOutcome, TransportError>) {
+        switch result {
+        case .success(let outcome):
+            let reason = outcome.reason.map { $0.isKnown ? $0.rawValue : "other" }
+            metrics.record(status: outcome.status, reason: reason)
+        case .failure(let error): metrics.record(error)
+        }
+    }
+
+    /// Fails requests still waiting for room or for a stream with ``TransportError/Code/shutDown``, lets
+    /// in-flight requests finish (within their timeout), then closes every connection with GOAWAY.
+    public func shutdown() async {
+        await pool.shutdown()
+        logger.debug("APNs client shut down")
+    }
+}
+
+extension APNSOutcome {
+    /// APNs' answer read from what the server sent.
+    init(_ response: WireResponse) {
+        self.init(
+            status: response.status, apnsID: response.apnsID, apnsUniqueID: response.apnsUniqueID, body: response.body)
+    }
+}
+
+/// A try's result with the server's answer read as APNs': what the APNs client's retry rules look at.
+enum APNSStreamResult {
+    case response(APNSOutcome)
+    case notSent(TransportError)
+    case refused(TransportError)
+    case failure(TransportError)
+}
+
+extension StreamResult {
+    var apns: APNSStreamResult {
+        switch self {
+        case .response(let response): .response(APNSOutcome(response))
+        case .notSent(let error): .notSent(error)
+        case .refused(let error): .refused(error)
+        case .failure(let error): .failure(error)
+        }
+    }
+}
