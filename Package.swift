@@ -245,6 +245,7 @@ let package = Package(
         .target(
             name: "HeraldBench",
             dependencies: [
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 "HeraldCommandLine",
                 "HeraldCore",
                 "HeraldStore",

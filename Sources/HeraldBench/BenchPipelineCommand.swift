@@ -7,6 +7,7 @@ import HeraldMessaging
 import HeraldStore
 import Logging
 import RabbitMQ
+import _CryptoExtras
 
 #if canImport(Glibc)
     import Glibc
@@ -51,6 +52,12 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             Jobs the publisher has unconfirmed at once (jobs scenario), like the C baseline's --confirm-window.
             """)
     var confirmWindow = 1000
+    @Option(
+        help: """
+            The share of devices that are Android phones (0 to 1), sent through FCM: the app gets an fcm block whose \
+            service account (a key made for the run) mints at the sink's /token.
+            """)
+    var android = 0.0
     @Option(help: "The directory of SQL migrations.") var schemas = "schemas"
     @Flag(help: "Print one JSON object.") var json = false
 
@@ -73,15 +80,23 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
+        guard (0...1).contains(android) else { throw ValidationError("--android is a share from 0 to 1") }
+        let ca = URL(fileURLWithPath: caFile).standardizedFileURL.path
+        var fcm: AppConfiguration.FCM? = nil
+        if android > 0 {
+            try Self.writeServiceAccount(to: directory + "/firebase.json", tokenURI: endpoint + "/token")
+            fcm = .init(serviceAccountFile: directory + "/firebase.json", endpoint: endpoint, caFile: ca)
+        }
         let apps = AppsFile(apps: [
             AppConfiguration(
-                id: app, topic: app, environment: .sandbox, endpoint: endpoint,
-                caFile: URL(fileURLWithPath: caFile).standardizedFileURL.path,
+                id: app, topic: app, environment: .sandbox, endpoint: endpoint, caFile: ca,
                 auth: .token(
                     teamID: "BENCHTEAM1", keyID: "BENCHKEY01",
-                    keyFile: URL(fileURLWithPath: keyFile).standardizedFileURL.path)
+                    keyFile: URL(fileURLWithPath: keyFile).standardizedFileURL.path),
+                fcm: fcm
             )
         ])
+        let share = android
         try JSONEncoder().encode(apps).write(to: URL(fileURLWithPath: directory + "/apps.json"))
 
         let count = devices
@@ -94,7 +109,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             // Imported as `herald devices import` imports, and nothing more: the import analyses the devices table
             // itself; the bench adds no VACUUM or ANALYZE of its own that a user's commands would not run.
             _ = try await DeviceImporter(store: store, app: app, batchSize: 50_000).run(
-                records: (0..<count).lazy.map { DeviceRecord(token: Self.token($0)) })
+                records: (0..<count).lazy.map { Self.device($0, androidShare: share) })
 
             let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: amqpURL), logger: logger)
             let topology = Topology(prefix: prefix, queueType: Topology.QueueType(rawValue: queueType)!)
@@ -140,7 +155,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                             try await connection.publish(
                                 contentsOf: try (start..<end).map { i in
                                     let job = Job(
-                                        id: "\(prefix)-\(i)", app: app, target: .tokens([Self.token(i).hex]),
+                                        id: "\(prefix)-\(i)", app: app,
+                                        target: .tokens([Self.device(i, androidShare: share).token.hex]),
                                         notification: Self.notification)
                                     return (
                                         Array(try JSONEncoder().encode(job)),
@@ -182,7 +198,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         let (perSecond, latency, rss, seconds, workerCPU) = result
         if json {
             print(
-                #"{"scenario":"\#(scenario)","notifications":\#(count),"workers":\#(workers),"plan_ahead":\#(planAhead.map(String.init) ?? "null"),"seconds":\#(Self.fixed(seconds)),"notifications_per_second":\#(Self.fixed(perSecond)),"p50_ms":\#(Self.fixed(latency.p50Milliseconds)),"p99_ms":\#(Self.fixed(latency.p99Milliseconds)),"peak_rss_mb":\#(Self.fixed(rss)),"worker_cpu_us_per_notification":\#(String(format: "%.2f", workerCPU))}"#
+                #"{"scenario":"\#(scenario)","notifications":\#(count),"android_share":\#(android),"workers":\#(workers),"plan_ahead":\#(planAhead.map(String.init) ?? "null"),"seconds":\#(Self.fixed(seconds)),"notifications_per_second":\#(Self.fixed(perSecond)),"p50_ms":\#(Self.fixed(latency.p50Milliseconds)),"p99_ms":\#(Self.fixed(latency.p99Milliseconds)),"peak_rss_mb":\#(Self.fixed(rss)),"worker_cpu_us_per_notification":\#(String(format: "%.2f", workerCPU))}"#
             )
         } else {
             let paced = planAhead.map { ", planning paced at \($0) batches" } ?? ""
@@ -211,6 +227,32 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     static func token(_ n: Int) -> DeviceToken {
         let hex = String(n, radix: 16)
         return DeviceToken(trustedHex: "be" + String(repeating: "0", count: 62 - hex.count) + hex)
+    }
+
+    /// Device `n`: an Android phone (an FCM registration token of the usual length) for a share `androidShare` of
+    /// them, spread evenly; an iPhone otherwise.
+    static func device(_ n: Int, androidShare: Double) -> DeviceRecord {
+        guard androidShare > 0, Int(Double(n + 1) * androidShare) > Int(Double(n) * androidShare) else {
+            return DeviceRecord(token: token(n))
+        }
+        let hex = String(n, radix: 16)
+        let text = "bf" + String(repeating: "0", count: 14 - hex.count) + hex + ":APA91b" + androidFiller
+        return DeviceRecord(token: DeviceToken(trustedHex: text), platform: .android)
+    }
+
+    private static let androidFiller = String(repeating: "Bn4_Kq-7", count: 18)
+
+    /// A service account key file for the run, minting at `tokenURI` (the sink answers a fixed token there).
+    static func writeServiceAccount(to path: String, tokenURI: String) throws {
+        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let object: [String: String] = [
+            "type": "service_account", "project_id": "herald-bench", "private_key_id": "bench-key-1",
+            "private_key": key.pemRepresentation + "\n", "client_email": "bench@herald-bench.iam.gserviceaccount.com",
+            "token_uri": tokenURI,
+        ]
+        try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]).write(
+            to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
     }
 
     static func fixed(_ value: Double) -> String { String(format: "%.1f", value) }

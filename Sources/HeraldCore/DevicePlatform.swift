@@ -68,6 +68,19 @@ public enum DeviceAddress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension DeviceAddress {
+    /// What a token listed in a job is when no registration says (a token that is not registered, or one of a
+    /// small job delivered without reading its devices): a Firebase Installation ID if it has an FID's form (22
+    /// characters, the first of c–f: an APNs token is 32 bytes or more, never 11), else an APNs token if it is
+    /// hexadecimal, else an FCM registration token.
+    public static func byForm(_ token: DeviceToken) -> (platform: DevicePlatform, fcmKind: FCMTarget.Kind?) {
+        let text = token.hex
+        if text.utf8.count == FCMTarget.fidLength, (try? FCMTarget(fid: text)) != nil { return (.android, .fid) }
+        if DeviceToken.isValidHex(text) { return (.ios, nil) }
+        return (.android, .token)
+    }
+}
+
 /// A token that breaks its platform's rules; the message names the rule, never the token.
 public struct DeviceAddressError: Error, Sendable, Hashable, CustomStringConvertible {
     public let description: String

@@ -169,7 +169,11 @@ extension PreparedJob {
             var seen = Set<DeviceToken>()
             var tokens: [DeviceToken] = []
             for text in raw {
-                if let token = try? DeviceToken(parsing: text) {
+                if takesAndroid, text.utf8.count == FCMTarget.fidLength, (try? FCMTarget(fid: text)) != nil {
+                    // An installation id, kept as given (its case matters): it may look like hex.
+                    let token = DeviceToken(trustedHex: text)
+                    if raw.count == 1 || seen.insert(token).inserted { tokens.append(token) }
+                } else if let token = try? DeviceToken(parsing: text) {
                     // One token (most jobs) needs no set of those seen.
                     if raw.count == 1 || seen.insert(token).inserted { tokens.append(token) }
                 } else if takesAndroid, (try? FCMTarget(token: text)) != nil || (try? FCMTarget(fid: text)) != nil {

@@ -52,14 +52,15 @@ public final class APNSClient: PooledClient {
     public func send(_ request: APNSRequest) async throws(TransportError) -> APNSOutcome {
         let start = NIODeadline.now()
         do {
-            let outcome = try await sendWithRetries(request, after: nil)
+            let response = try await sendWithRetries(request, after: nil)
+            let outcome = APNSOutcome(response)
             metrics.requestDuration.recordNanoseconds((NIODeadline.now() - start).nanoseconds)
-            record(.success(outcome))
+            record(outcome)
             logger.trace("APNs request answered", metadata: ["status": "\(outcome.status)"])
             return outcome
         } catch {
             metrics.requestDuration.recordNanoseconds((NIODeadline.now() - start).nanoseconds)
-            record(.failure(error))
+            metrics.record(error)
             logger.debug("APNs request failed", metadata: ["error": "\(error)"])
             throw error
         }
@@ -73,7 +74,7 @@ public final class APNSClient: PooledClient {
     func sendWithRetries(
         _ request: APNSRequest,
         after first: (result: StreamResult, credential: ProviderTokenCache.Token?)?
-    ) async throws(TransportError) -> APNSOutcome {
+    ) async throws(TransportError) -> WireResponse {
         let cache = tokenCache
         var token: ProviderTokenCache.Token? = nil
         var pending: StreamResult? = nil
@@ -94,16 +95,21 @@ public final class APNSClient: PooledClient {
             } else {
                 result = await attempt(request, bearerToken: token?.value)
             }
-            switch result.apns {
-            case .response(let outcome) where outcome.status == 403 && outcome.reason == .unrelatedKeyIdInToken:
-                // The connection was replaced in `attempt`; retry once on a new one.
-                guard !movedForKey else { return outcome }
-                movedForKey = true
-                logger.debug("APNs answered UnrelatedKeyIdInToken; retrying on a new connection")
-            case .response(let outcome):
-                guard let cache, let rejected = token, outcome.status == 403,
-                    outcome.reason == .expiredProviderToken, !refreshed
-                else { return outcome }
+            switch result {
+            case .response(let response):
+                // Only a 403 may call for another try: read it as APNs' answer then.
+                guard response.status == 403 else { return response }
+                let reason = APNSOutcome(response).reason
+                if reason == .unrelatedKeyIdInToken {
+                    // The connection was replaced in `attempt`; retry once on a new one.
+                    guard !movedForKey else { return response }
+                    movedForKey = true
+                    logger.debug("APNs answered UnrelatedKeyIdInToken; retrying on a new connection")
+                    continue
+                }
+                guard let cache, let rejected = token, reason == .expiredProviderToken, !refreshed else {
+                    return response
+                }
                 refreshed = true
                 token = try providerToken { () throws(ProviderTokenError) in try cache.refresh(after: rejected) }
                 logger.debug("APNs provider token expired; retrying with a refreshed token")
@@ -121,18 +127,17 @@ public final class APNSClient: PooledClient {
         }
     }
 
-    /// A try's result if it is final, or nil if ``sendWithRetries(_:after:)`` has more to do with it: a refused
-    /// stream, a request its connection never sent, or a 403 that a refreshed provider token (ExpiredProviderToken)
-    /// or a new connection (UnrelatedKeyIdInToken) may cure. A batch finishes those after its first tries.
-    func finalResult(ofFirstTry result: StreamResult) -> Result<APNSOutcome, TransportError>? {
-        switch result.apns {
-        case .response(let outcome)
-        where outcome.status == 403
-            && (outcome.reason == .expiredProviderToken || outcome.reason == .unrelatedKeyIdInToken):
-            return nil
-        case .response(let outcome): return .success(outcome)
-        case .failure(let error): return .failure(error)
-        case .notSent, .refused: return nil
+    /// Whether a first try's result is final: not a refused stream, a request its connection never sent, or a 403
+    /// that a refreshed provider token (ExpiredProviderToken) or a new connection (UnrelatedKeyIdInToken) may cure.
+    /// A batch finishes those after its first tries.
+    func isFinal(_ result: StreamResult) -> Bool {
+        switch result {
+        case .response(let response):
+            guard response.status == 403 else { return true }
+            let reason = APNSOutcome(response).reason
+            return reason != .expiredProviderToken && reason != .unrelatedKeyIdInToken
+        case .failure: return true
+        case .notSent, .refused: return false
         }
     }
 
@@ -189,13 +194,18 @@ public final class APNSClient: PooledClient {
         return request
     }
 
-    func record(_ result: Result<APNSOutcome, TransportError>) {
+    static func answer(_ response: WireResponse) -> APNSOutcome { APNSOutcome(response) }
+
+    func record(_ result: Result<WireResponse, TransportError>) {
         switch result {
-        case .success(let outcome):
-            let reason = outcome.reason.map { $0.isKnown ? $0.rawValue : "other" }
-            metrics.record(status: outcome.status, reason: reason)
+        case .success(let response): record(APNSOutcome(response))
         case .failure(let error): metrics.record(error)
         }
+    }
+
+    /// Counts an answer by its status and documented reason.
+    private func record(_ outcome: APNSOutcome) {
+        metrics.record(status: outcome.status, reason: outcome.reason.map { $0.isKnown ? $0.rawValue : "other" })
     }
 
     /// Fails requests still waiting for room or for a stream with ``TransportError/Code/shutDown``, lets
@@ -211,24 +221,5 @@ extension APNSOutcome {
     init(_ response: WireResponse) {
         self.init(
             status: response.status, apnsID: response.apnsID, apnsUniqueID: response.apnsUniqueID, body: response.body)
-    }
-}
-
-/// A try's result with the server's answer read as APNs': what the APNs client's retry rules look at.
-enum APNSStreamResult {
-    case response(APNSOutcome)
-    case notSent(TransportError)
-    case refused(TransportError)
-    case failure(TransportError)
-}
-
-extension StreamResult {
-    var apns: APNSStreamResult {
-        switch self {
-        case .response(let response): .response(APNSOutcome(response))
-        case .notSent(let error): .notSent(error)
-        case .refused(let error): .refused(error)
-        case .failure(let error): .failure(error)
-        }
     }
 }

@@ -115,14 +115,15 @@ public final class FCMClient: PooledClient {
 
     private static let thirdPartyAuthError = Array("THIRD_PARTY_AUTH_ERROR".utf8)
 
-    func finalResult(ofFirstTry result: StreamResult) -> Result<WireResponse, TransportError>? {
+    func isFinal(_ result: StreamResult) -> Bool {
         switch result {
-        case .response(let response) where Self.needsNewToken(response): return nil
-        case .response(let response): return .success(response)
-        case .failure(let error): return .failure(error)
-        case .notSent, .refused: return nil
+        case .response(let response): !Self.needsNewToken(response)
+        case .failure: true
+        case .notSent, .refused: false
         }
     }
+
+    static func answer(_ response: WireResponse) -> WireResponse { response }
 
     func finish(_ lease: ConnectionPool.Lease, with result: StreamResult) {
         pool.finish(lease, with: result)

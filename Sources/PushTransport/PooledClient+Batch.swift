@@ -1,9 +1,24 @@
 import NIOCore
 import Synchronization
 
-/// A provider's client over a ``ConnectionPool``: what the shared batch send needs of it. APNs' client and FCM's
-/// are the two; each keeps its own credential and its own rules for which answers the transport retries.
-protocol PooledClient: AnyObject, Sendable {
+/// What a batch needs of the client that sends it, in the providers' shared terms: its pool, which first tries are
+/// final, what a try teaches about its connection, and the metrics of a final result. Not generic, so that the
+/// per-answer path runs specialised code (a generic batch reached through an existential ran unspecialised, with a
+/// metadata lookup per answer).
+protocol BatchClient: AnyObject, Sendable {
+    var pool: ConnectionPool { get }
+    /// Whether a first try's result is final; if not, ``PooledClient/sendWithRetries(_:after:)`` finishes it after
+    /// the batch (a refused stream, a request its connection never sent, an expired credential).
+    func isFinal(_ result: StreamResult) -> Bool
+    /// What one try teaches about its connection; gives its room back.
+    func finish(_ lease: ConnectionPool.Lease, with result: StreamResult)
+    /// Counts a final result.
+    func record(_ result: Result<WireResponse, TransportError>)
+}
+
+/// A provider's client over a ``ConnectionPool``: APNs' client and FCM's are the two; each keeps its own credential,
+/// its own requests and answers, and its own rules for which answers the transport retries.
+protocol PooledClient: BatchClient {
     /// One request as the provider's client takes it.
     associatedtype Request: Sendable
     /// The provider's answer.
@@ -11,7 +26,6 @@ protocol PooledClient: AnyObject, Sendable {
     /// What the `authorization` header carries (a provider token, an access token).
     associatedtype Credential: Sendable
 
-    var pool: ConnectionPool { get }
     /// The credential a batch's requests carry, nil when requests carry none (APNs' certificates).
     func credential() async throws(TransportError) -> Credential?
     /// The `authorization` value's token.
@@ -20,16 +34,13 @@ protocol PooledClient: AnyObject, Sendable {
     func wire(_ request: Request) -> WireRequest
     /// The request a wire form was made from.
     static func request(of wire: WireRequest) -> Request
-    /// A first try's result if it is final, or nil if ``sendWithRetries(_:after:)`` has more to do with it.
-    func finalResult(ofFirstTry result: StreamResult) -> Result<Answer, TransportError>?
-    /// What one try teaches about its connection; gives its room back.
-    func finish(_ lease: ConnectionPool.Lease, with result: StreamResult)
-    /// Counts a final result.
-    func record(_ result: Result<Answer, TransportError>)
-    /// Sends with the transport's retries, continuing from a first try a batch made.
+    /// The provider's answer read from what the server sent.
+    static func answer(_ response: WireResponse) -> Answer
+    /// Sends with the transport's retries, continuing from a first try a batch made; returns what the server
+    /// answered last.
     func sendWithRetries(
         _ request: Request, after first: (result: StreamResult, credential: Credential?)?
-    ) async throws(TransportError) -> Answer
+    ) async throws(TransportError) -> WireResponse
 }
 
 extension PooledClient {
@@ -69,9 +80,9 @@ extension PooledClient {
             client: self,
             count: count,
             concurrency: window,
-            credential: credential,
-            request: request,
-            onAnswer: onAnswer
+            bearerToken: credential.map(Self.bearer(of:)),
+            request: { index in request(index).map(self.wire) },
+            onAnswer: { index, result in onAnswer(index, result.map(Self.answer)) }
         )
         await withTaskCancellationHandler {
             await batch.run()
@@ -91,7 +102,7 @@ extension PooledClient {
                     running += 1
                     group.addTask {
                         let start = NIODeadline.now()
-                        let result: Result<Answer, TransportError>
+                        let result: Result<WireResponse, TransportError>
                         if Task.isCancelled {
                             result = .failure(
                                 TransportError(.cancelled, "cancelled before the request was sent again"))
@@ -109,7 +120,7 @@ extension PooledClient {
                 }
             }
         }
-        return batch.takeResults()
+        return batch.takeResults().map { $0?.map(Self.answer) }
     }
 }
 
@@ -132,7 +143,7 @@ struct BatchTicket: Sendable {
 /// Every decision about the caller's task is taken under the one lock that also counts what is in flight: the
 /// caller sleeps while something is in flight and is woken, with what to do next, by whoever brings that count
 /// to zero.
-final class BatchSend<Client: PooledClient>: BatchReceiver {
+final class BatchSend: BatchReceiver {
     typealias Ticket = BatchTicket
 
     /// What the caller does when nothing of the batch is in flight.
@@ -155,7 +166,7 @@ final class BatchSend<Client: PooledClient>: BatchReceiver {
         var cancelled = false
         /// The client cannot send (shut down, no TLS context): the rest fails with this.
         var failure: TransportError?
-        var results: [Result<Client.Answer, TransportError>?]
+        var results: [Result<WireResponse, TransportError>?]
         var retries: [(Int, (request: WireRequest, result: StreamResult))] = []
         /// The caller, waiting until nothing of the batch is in flight.
         var waiter: CheckedContinuation<Next, Never>?
@@ -193,24 +204,24 @@ final class BatchSend<Client: PooledClient>: BatchReceiver {
         }
     }
 
-    private let client: Client
+    private let client: any BatchClient
     private let concurrency: Int
     private let bearerToken: String?
-    private let request: @Sendable (Int) -> Client.Request?
-    private let onAnswer: @Sendable (Int, Result<Client.Answer, TransportError>) -> Void
+    private let request: @Sendable (Int) -> WireRequest?
+    private let onAnswer: @Sendable (Int, Result<WireResponse, TransportError>) -> Void
     private let state: Mutex<State>
 
     init(
-        client: Client,
+        client: any BatchClient,
         count: Int,
         concurrency: Int,
-        credential: Client.Credential?,
-        request: @escaping @Sendable (Int) -> Client.Request?,
-        onAnswer: @escaping @Sendable (Int, Result<Client.Answer, TransportError>) -> Void
+        bearerToken: String?,
+        request: @escaping @Sendable (Int) -> WireRequest?,
+        onAnswer: @escaping @Sendable (Int, Result<WireResponse, TransportError>) -> Void
     ) {
         self.client = client
         self.concurrency = concurrency
-        self.bearerToken = credential.map(Client.bearer(of:))
+        self.bearerToken = bearerToken
         self.request = request
         self.onAnswer = onAnswer
         self.state = Mutex(State(results: Array(repeating: nil, count: count)))
@@ -314,7 +325,7 @@ final class BatchSend<Client: PooledClient>: BatchReceiver {
         }
         lease.connection.enqueue(
             PendingRequest(
-                request: client.wire(request),
+                request: request,
                 bearerToken: bearerToken,
                 receiver: .batch(self, Ticket(index: index, lease: lease, start: .now()))
             )
@@ -335,7 +346,12 @@ final class BatchSend<Client: PooledClient>: BatchReceiver {
         since start: NIODeadline,
         slot: Int
     ) {
-        let final = client.finalResult(ofFirstTry: result)
+        let final: Result<WireResponse, TransportError>? =
+            switch result {
+            case .response(let response) where client.isFinal(result): .success(response)
+            case .failure(let error): .failure(error)
+            case .response, .notSent, .refused: nil
+            }
         if let final { report(final, of: index, since: start) }
         let concurrency = self.concurrency
         let (wake, next) = state.withLock { state in
@@ -363,13 +379,13 @@ final class BatchSend<Client: PooledClient>: BatchReceiver {
     }
 
     /// Records a final result (and its duration if it was sent) and tells the caller.
-    func answer(_ index: Int, _ result: Result<Client.Answer, TransportError>, since start: NIODeadline?) {
+    func answer(_ index: Int, _ result: Result<WireResponse, TransportError>, since start: NIODeadline?) {
         report(result, of: index, since: start)
         state.withLock { $0.results[index] = result }
     }
 
     /// A final result's metrics (and its duration if it was sent), and the caller's `onAnswer`.
-    private func report(_ result: Result<Client.Answer, TransportError>, of index: Int, since start: NIODeadline?) {
+    private func report(_ result: Result<WireResponse, TransportError>, of index: Int, since start: NIODeadline?) {
         if let start {
             client.pool.metrics.requestDuration.recordNanoseconds((NIODeadline.now() - start).nanoseconds)
         }
@@ -392,7 +408,7 @@ final class BatchSend<Client: PooledClient>: BatchReceiver {
         }
     }
 
-    func takeResults() -> [Result<Client.Answer, TransportError>?] {
+    func takeResults() -> [Result<WireResponse, TransportError>?] {
         state.withLock { $0.results }
     }
 }

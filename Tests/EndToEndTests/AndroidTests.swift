@@ -103,7 +103,20 @@ import Testing
                                 custom: ["job": .string(id), "n": .integer(7)],
                                 localizations: ["fr": ["title": "Bonjour", "body": .string("de \(id)")]])))
                 }
-                await harness.waitUntilFinished(Set(jobs.map(\.0)), in: .done)
+                // A small job of listed tokens, one payload for all: delivered in a group of small jobs, each token
+                // through the provider its form names.
+                let grouped = [devices[4], devices[5], devices[6], devices[7]]
+                try await harness.publish(
+                    Job(
+                        id: "group", app: WorkerHarness.app, target: .tokens(grouped.map(\.token.hex)),
+                        notification: JobNotification(aps: ["alert": "grouped"], custom: ["job": "group"])))
+                await harness.waitUntilFinished(Set(jobs.map(\.0) + ["group"]), in: .done)
+                #expect(
+                    harness.received(job: "group").sorted()
+                        == grouped.filter { $0.platform == .ios }.map(\.token.hex).sorted())
+                #expect(
+                    Self.received(fcm, job: "group").sorted()
+                        == grouped.filter { $0.platform == .android }.map(\.token.hex).sorted())
 
                 for (id, _, expected) in jobs {
                     let apple = harness.received(job: id)

@@ -45,6 +45,11 @@ http {
         keepalive_timeout 600s;
         location /3/device/ { return 200; }
         location /v1/projects/ { return 200; }
+        # FCM's token endpoint for the benchmarks: a fixed access token (the sink checks no credential).
+        location = /token {
+            default_type application/json;
+            return 200 '{"access_token":"ya29.herald-bench-token","expires_in":3599,"token_type":"Bearer"}';
+        }
     }
 }
 CONF

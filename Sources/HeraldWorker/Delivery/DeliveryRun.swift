@@ -302,14 +302,12 @@ struct DeliveryRun: Sendable {
                 try await store.devices(app: job.app, tokens: parsed).map { ($0.token, $0) },
                 uniquingKeysWith: { first, _ in first }
             )
-            // A listed token that is not registered is sent as given, by the platform its form names: only an
-            // APNs token is hexadecimal.
+            // A listed token that is not registered is sent as given, by the platform its form names
+            // (`DeviceAddress.byForm`).
             return parsed.map { token in
-                stored[token]
-                    ?? StoredDevice(
-                        token: token, locale: nil, registeredAt: 0,
-                        platform: DeviceToken.isValidHex(token.hex) ? .ios : .android,
-                        fcmKind: DeviceToken.isValidHex(token.hex) ? nil : .token)
+                if let device = stored[token] { return device }
+                let (platform, kind) = DeviceAddress.byForm(token)
+                return StoredDevice(token: token, locale: nil, registeredAt: 0, platform: platform, fcmKind: kind)
             }
         }
         // The planner bounded the range at `batchSize` devices; one more per page means a range that has not

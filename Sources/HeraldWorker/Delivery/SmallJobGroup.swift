@@ -1,4 +1,5 @@
 import APNSCore
+import FCMCore
 import HeraldCore
 import HeraldStore
 import PushTransport
@@ -41,8 +42,30 @@ extension DeliveryRun {
                 sent.rows.append(row(small, done: unit.writeBack))
                 continue
             }
-            let requests = RequestList(job: job, bundleID: lease.app.topic, tokens: small.tokens, payloads: nil)
-            units.append(Unit(small: small, unit: unit, client: lease.standard, requests: requests))
+            // A listed token's platform follows its form (`DeviceAddress.byForm`, docs/fcm.md).
+            let (apple, android) = Self.byForm(small.tokens)
+            var entry = Unit(small: small, unit: unit)
+            if !apple.isEmpty {
+                entry.apns = (
+                    lease.standard, RequestList(job: job, bundleID: lease.app.topic, tokens: apple, payloads: nil)
+                )
+            }
+            if !android.isEmpty {
+                let devices = android.map { token in
+                    StoredDevice(
+                        token: token, locale: nil, registeredAt: 0, platform: .android,
+                        fcmKind: DeviceAddress.byForm(token).fcmKind)
+                }
+                switch Self.fcmRequests(
+                    for: devices, job: job, app: lease.app, transport: lease.fcm, badges: [:], now: now)
+                {
+                case .unsent(let disposition):
+                    entry.unsent = android.map { DeviceResult(token: $0, disposition: disposition, retries: 0) }
+                case .send(let requests, let transport):
+                    entry.fcm = (transport, requests)
+                }
+            }
+            units.append(entry)
         }
 
         let results = await send(units)
@@ -72,12 +95,30 @@ extension DeliveryRun {
         return sent
     }
 
-    /// A small job's unit in a group, with the client and the requests it is sent with.
+    /// A small job's unit in a group, with the clients and the requests it is sent with: its APNs tokens through
+    /// the app's APNs client, its Android ones through FCM's, and those it cannot send at all.
     private struct Unit: Sendable {
         let small: RoutedJob
         let unit: DeliveryUnit
-        let client: any NotificationTransport<APNSRequest>
-        let requests: RequestList
+        var apns: (client: any NotificationTransport<APNSRequest>, requests: RequestList)? = nil
+        var fcm: (client: any NotificationTransport<[UInt8]>, requests: FCMRequestList)? = nil
+        var unsent: [DeviceResult] = []
+
+        init(small: RoutedJob, unit: DeliveryUnit) {
+            self.small = small
+            self.unit = unit
+        }
+    }
+
+    /// Listed tokens by the platform their form names (`DeviceAddress.byForm`).
+    static func byForm(_ tokens: [DeviceToken]) -> (apple: [DeviceToken], android: [DeviceToken]) {
+        var apple: [DeviceToken] = []
+        var android: [DeviceToken] = []
+        apple.reserveCapacity(tokens.count)
+        for token in tokens {
+            if DeviceAddress.byForm(token).platform == .ios { apple.append(token) } else { android.append(token) }
+        }
+        return (apple, android)
     }
 
     /// Commits what a group's send left running, once the group's rows are written (`Commit.finishGroup`).
@@ -85,33 +126,41 @@ extension DeliveryRun {
         try await commit.finishGroup(sent)
     }
 
-    /// Sends every unit's requests at once, one transport batch per APNs client, up to `sendConcurrency` in flight
-    /// in all; each unit's first request goes alone (`Sender.sendProbingFirst`). Returns each unit's results.
+    /// Sends every unit's requests at once, one transport batch per client (APNs' and FCM's), up to
+    /// `sendConcurrency` in flight in all; each unit's first request to each provider goes alone
+    /// (`Sender.sendProbingFirst`). Returns each unit's results.
     private func send(_ units: [Unit]) async -> [[DeviceResult]] {
-        var byClient: [ObjectIdentifier: (client: any NotificationTransport<APNSRequest>, units: [Int])] = [:]
+        var apple: [ObjectIdentifier: (client: any NotificationTransport<APNSRequest>, units: [Int])] = [:]
+        var android: [ObjectIdentifier: (client: any NotificationTransport<[UInt8]>, units: [Int])] = [:]
         for (number, unit) in units.enumerated() {
-            byClient[ObjectIdentifier(unit.client), default: (unit.client, [])].units.append(number)
+            if let (client, _) = unit.apns {
+                apple[ObjectIdentifier(client), default: (client, [])].units.append(number)
+            }
+            if let (client, _) = unit.fcm {
+                android[ObjectIdentifier(client), default: (client, [])].units.append(number)
+            }
         }
         var sender = self.sender
-        sender.concurrency = max(1, configuration.sendConcurrency / max(1, byClient.count))
+        sender.concurrency = max(1, configuration.sendConcurrency / max(1, apple.count + android.count))
         let stoppedJobs = commit.stoppedJobs
+        func share<Requests: RequestSource>(_ number: Int, _ requests: Requests) -> Sender.Share<Requests> {
+            Sender.Share(
+                requests: requests, range: 0..<requests.count,
+                stop: StopFlag(job: units[number].small.job.key, registry: stoppedJobs),
+                publishedAt: units[number].unit.publishedAt)
+        }
         return await withTaskGroup(of: [(Int, [DeviceResult])].self) { [sender] group in
-            for (client, numbers) in byClient.values {
-                let shares = numbers.map { number in
-                    let requests = units[number].requests
-                    return Sender.Share(
-                        requests: requests, range: 0..<requests.count,
-                        stop: StopFlag(job: units[number].small.job.key, registry: stoppedJobs),
-                        publishedAt: units[number].unit.publishedAt)
-                }
-                group.addTask {
-                    let results = await sender.sendProbingFirst(shares, through: client)
-                    return Array(zip(numbers, results))
-                }
+            for (client, numbers) in apple.values {
+                let shares = numbers.map { share($0, units[$0].apns!.requests) }
+                group.addTask { Array(zip(numbers, await sender.sendProbingFirst(shares, through: client))) }
             }
-            var collected = [[DeviceResult]](repeating: [], count: units.count)
+            for (client, numbers) in android.values {
+                let shares = numbers.map { share($0, units[$0].fcm!.requests) }
+                group.addTask { Array(zip(numbers, await sender.sendProbingFirst(shares, through: client))) }
+            }
+            var collected = units.map(\.unsent)
             for await done in group {
-                for (number, result) in done { collected[number] = result }
+                for (number, result) in done { collected[number] += result }
             }
             return collected
         }

@@ -32,10 +32,10 @@ enum Route: Sendable, Equatable {
             return .liveActivity
         }
         let route = resolved(job, app: app, batchSize: batchSize)
-        guard route == .oneBatch, job.sendAt == nil, !job.template.variesPerDevice, !app.readsDeviceDetails
+        guard route == .oneBatch, job.sendAt == nil, !job.template.variesPerDevice, !app.sendsPerDeviceEnvironment
         else { return route }
-        // A group reads nothing per device: not a payload that varies per device, nor each device's environment or
-        // platform.
+        // A group reads nothing per device: not a payload that varies per device, nor each device's environment. A
+        // listed token's platform follows its form (an APNs token is hexadecimal), so an app with FCM is grouped too.
         return .smallGroup
     }
 
