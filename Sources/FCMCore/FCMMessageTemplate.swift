@@ -33,9 +33,24 @@ public struct FCMMessageTemplate: Sendable, Hashable {
         body.append(contentsOf: Self.prefix)
         body.append(contentsOf: target.kind.rawValue.utf8)
         body.append(contentsOf: #"":"#.utf8)
-        // A validated target needs no escaping (its characters are plain); `writeString` keeps a trusted one safe.
-        JSON.writeString(target.value, to: &body)
+        // A validated target needs no escaping (its characters are plain): its bytes are copied as they are, in one
+        // go. `writeString` keeps a trusted one that is not plain safe.
+        var value = target.value
+        let copied = value.withUTF8 { bytes -> Bool in
+            guard bytes.allSatisfy(Self.isPlain) else { return false }
+            body.append(UInt8(ascii: "\""))
+            body.append(contentsOf: bytes)
+            body.append(UInt8(ascii: "\""))
+            return true
+        }
+        if !copied { JSON.writeString(target.value, to: &body) }
         body.append(contentsOf: suffix)
         return body
+    }
+
+    /// A byte that stands for itself inside a JSON string: printable ASCII other than `"` and `\`.
+    @inline(__always)
+    static func isPlain(_ byte: UInt8) -> Bool {
+        byte >= 0x20 && byte < 0x7f && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\")
     }
 }

@@ -168,34 +168,59 @@ struct DeliveryRun: Sendable {
     }
 
     /// Sends `devices`, each through its platform's provider: an iOS device to the APNs environment it registered
-    /// with (for an app that serves both; else all to one), an Android device through the app's FCM client.
+    /// with (for an app that serves both; else all to one), an Android device through the app's FCM client. The two
+    /// providers' shares are in flight together (one after the other for a paced batch, whose turn they share).
     private func send(
         _ devices: ArraySlice<StoredDevice>, of job: PreparedJob, publishedAt: Int64, app: AppConfiguration,
         lease: TransportLease, badges: [String: Int], pacing: inout Sender.Pacing?, probing: Bool
     ) async throws -> [DeviceResult] {
-        var results: [DeviceResult] = []
         let sender = self.sender
         let apple = devices.filter { $0.platform == .ios }
         let android = apple.count == devices.count ? [] : devices.filter { $0.platform == .android }
+        let stop = StopFlag(job: job.key, registry: commit.stoppedJobs)
+        var fcmShare: Sender.Share<FCMRequestList>? = nil
+        var fcm: (any NotificationTransport<[UInt8]>)? = nil
+        var results: [DeviceResult] = []
+        if !android.isEmpty {
+            switch Self.fcmRequests(
+                for: android, job: job, app: app, transport: lease.fcm, badges: badges,
+                now: configuration.clock.unixSeconds)
+            {
+            case .unsent(let disposition):
+                results += android.map { DeviceResult(token: $0.token, disposition: disposition, retries: 0) }
+            case .send(let requests, let transport):
+                fcmShare = Sender.Share(
+                    requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt)
+                fcm = transport
+            }
+        }
+        if let share = fcmShare, let fcm, pacing == nil, !apple.isEmpty {
+            async let androidResults = sender.sendUnpaced(share, through: fcm, probing: probing)
+            results += try await sendApple(
+                apple, of: job, publishedAt: publishedAt, app: app, lease: lease, badges: badges, stop: stop,
+                pacing: &pacing, probing: probing)
+            return results + (await androidResults)
+        }
+        results += try await sendApple(
+            apple, of: job, publishedAt: publishedAt, app: app, lease: lease, badges: badges, stop: stop,
+            pacing: &pacing, probing: probing)
+        if let share = fcmShare, let fcm {
+            results += try await sender.send(share, through: fcm, pacing: &pacing, probing: probing)
+        }
+        return results
+    }
+
+    /// Sends the iOS devices, each environment's share through its client.
+    private func sendApple(
+        _ apple: [StoredDevice], of job: PreparedJob, publishedAt: Int64, app: AppConfiguration,
+        lease: TransportLease, badges: [String: Int], stop: StopFlag, pacing: inout Sender.Pacing?, probing: Bool
+    ) async throws -> [DeviceResult] {
+        var results: [DeviceResult] = []
         for (environment, share) in Self.byEnvironment(apple, app: app) where !share.isEmpty {
             let requests = Self.requests(for: share, job: job, bundleID: app.topic, badges: badges)
-            let stop = StopFlag(job: job.key, registry: commit.stoppedJobs)
             results += try await sender.send(
                 Sender.Share(requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt),
                 through: lease.transport(for: environment), pacing: &pacing, probing: probing)
-        }
-        guard !android.isEmpty else { return results }
-        switch Self.fcmRequests(
-            for: android, job: job, app: app, transport: lease.fcm, badges: badges, now: configuration.clock.unixSeconds
-        )
-        {
-        case .unsent(let disposition):
-            results += android.map { DeviceResult(token: $0.token, disposition: disposition, retries: 0) }
-        case .send(let requests, let fcm):
-            let stop = StopFlag(job: job.key, registry: commit.stoppedJobs)
-            results += try await sender.send(
-                Sender.Share(requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt),
-                through: fcm, pacing: &pacing, probing: probing)
         }
         return results
     }
@@ -229,7 +254,8 @@ struct DeliveryRun: Sendable {
             let message = template.fcmMessage(
                 variant: variant, badge: badge, now: now, channelID: app.fcm?.channelID, overrides: nil)
             do {
-                templates.append(try message.template())
+                // Built by `fcmMessage`, whose values are in range by construction.
+                templates.append(try message.template(checked: false))
             } catch {
                 return .unsent(
                     .failJob(reason: ProviderReason(rawValue: "InvalidFCMMessage: \(error)", provider: "FCM")))

@@ -23,10 +23,7 @@ extension Sender {
         _ share: Share<Requests>, through client: any NotificationTransport<Requests.Request>, pacing: inout Pacing?,
         probing: Bool = true
     ) async throws -> [DeviceResult] {
-        guard var paced = pacing else {
-            return probing
-                ? await sendProbingFirst([share], through: client)[0] : await sendShares([share], through: client)[0]
-        }
+        guard var paced = pacing else { return await sendUnpaced(share, through: client, probing: probing) }
         defer { pacing = paced }
         var results: [DeviceResult] = []
         results.reserveCapacity(share.range.count)
@@ -41,5 +38,12 @@ extension Sender {
             chunk = max(1, min(paced.rate / 10, concurrency))
         }
         return results
+    }
+
+    /// Sends one share of a batch that no rate paces, its first request alone with `probing`.
+    func sendUnpaced<Requests>(
+        _ share: Share<Requests>, through client: any NotificationTransport<Requests.Request>, probing: Bool
+    ) async -> [DeviceResult] {
+        probing ? await sendProbingFirst([share], through: client)[0] : await sendShares([share], through: client)[0]
     }
 }

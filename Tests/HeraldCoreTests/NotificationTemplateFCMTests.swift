@@ -1,0 +1,55 @@
+import APNSCore
+import FCMCore
+import Foundation
+import HeraldCore
+import Testing
+
+/// A job as an Android device gets it (docs/fcm.md, "What an Android device gets"), and the worker's trust in its
+/// own builder: the message it builds is one FCM's rules accept, so validating it per job is skipped.
+@Suite struct NotificationTemplateFCMTests {
+    static func job(_ notification: String) throws -> PreparedJob {
+        let body =
+            #"{"id":"j","app":"a","target":{"tokens":["\#(String(repeating: "ab", count: 32))"]},"notification":\#(notification)}"#
+        return try PreparedJob.decode(Array(body.utf8)) { "j" }
+    }
+
+    static let jobs = [
+        #"{"aps":{"alert":{"title":"Hi","body":"there","loc-key":"K","loc-args":["a","b"]},"sound":"default","badge":3},"custom":{"n":1,"o":{"x":[1,2]},"s":"t"},"collapse_id":"c","priority":5,"expiration":1}"#,
+        #"{"aps":{"alert":"plain"},"localizations":{"fr":{"title":"Salut","body":"toi"}},"badge_increment":1}"#,
+        #"{"push_type":"background","aps":{"content-available":1},"custom":{"k":"v"},"expiration":0}"#,
+    ]
+
+    @Test(arguments: jobs) func theBuiltMessageIsOneFCMsRulesAcceptAsItIs(_ notification: String) throws {
+        let template = try Self.job(notification).template
+        for variant in [nil] + template.localizations.keys.map(Optional.some) {
+            let message = template.fcmMessage(
+                variant: variant, badge: 7, now: 1_000, channelID: "news", overrides: nil)
+            #expect(try message.template(checked: true) == (try message.template(checked: false)))
+        }
+    }
+
+    @Test func theNeutralPartsBecomeTheMessageACarefulEngineerWouldWrite() throws {
+        let template = try Self.job(Self.jobs[0]).template
+        let message = template.fcmMessage(variant: nil, badge: nil, now: 0, channelID: "news", overrides: nil)
+        let body = try message.template().body(for: FCMTarget(token: "d7Xq:APA91b" + String(repeating: "x", count: 40)))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+        let sent = try #require(object["message"] as? [String: Any])
+        #expect((sent["notification"] as? [String: String]) == ["title": "Hi", "body": "there"])
+        #expect((sent["data"] as? [String: String]) == ["n": "1", "o": #"{"x":[1,2]}"#, "s": "t"])
+        let android = try #require(sent["android"] as? [String: Any])
+        #expect(android["collapse_key"] as? String == "c")
+        #expect(android["priority"] as? String == "NORMAL")
+        #expect(android["ttl"] as? String == "1s")
+        let shown = try #require(android["notification"] as? [String: Any])
+        #expect(shown["channel_id"] as? String == "news")
+        #expect(shown["body_loc_key"] as? String == "K")
+        #expect(shown["notification_count"] as? Int == 3)
+        #expect(shown["sound"] as? String == "default")
+        // A background push is data only; a Live Activity or VoIP push does not reach Android at all.
+        let background = try Self.job(Self.jobs[2]).template
+        #expect(background.reachesAndroid)
+        #expect(
+            background.fcmMessage(variant: nil, badge: nil, now: 0, channelID: nil, overrides: nil).notification == nil)
+        #expect(!(try Self.job(#"{"push_type":"voip","aps":{}}"#).template.reachesAndroid))
+    }
+}
