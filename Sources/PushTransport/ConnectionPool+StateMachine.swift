@@ -38,9 +38,14 @@ extension ConnectionPool {
 
         typealias Waiter = CheckedContinuation<Result<Lease, TransportError>, Never>
 
-        init(connections: Int, limit: Int) {
+        /// With a cap on each connection's streams (FCM's 100), a connection is filled to it before the next one
+        /// opens: connections open as the load needs them, and each carries as many requests per write as it can.
+        private let fillingUpTo: Int?
+
+        init(connections: Int, limit: Int, fillingUpTo: Int? = nil) {
             slots = Array(repeating: Slot(), count: max(1, connections))
             self.limit = max(1, limit)
+            self.fillingUpTo = fillingUpTo
         }
 
         /// Takes room for one request and picks the connection with the fewest outstanding requests, creating one
@@ -66,13 +71,17 @@ extension ConnectionPool {
 
         private mutating func lease(preferring preferred: Int? = nil, makeConnection: () -> Connection) -> Lease {
             var best = 0
-            for index in slots.indices where slots[index].outstanding < slots[best].outstanding {
-                best = index
-            }
-            if let preferred, slots.indices.contains(preferred), slots[preferred].connection != nil,
-                slots[preferred].outstanding == slots[best].outstanding
-            {
-                best = preferred
+            if let cap = fillingUpTo {
+                best = fillingSlot(cap: cap, preferring: preferred)
+            } else {
+                for index in slots.indices where slots[index].outstanding < slots[best].outstanding {
+                    best = index
+                }
+                if let preferred, slots.indices.contains(preferred), slots[preferred].connection != nil,
+                    slots[preferred].outstanding == slots[best].outstanding
+                {
+                    best = preferred
+                }
             }
             slots[best].outstanding += 1
             if let connection = slots[best].connection {
@@ -82,6 +91,23 @@ extension ConnectionPool {
             slots[best].connection = connection
             live[ObjectIdentifier(connection)] = connection
             return Lease(slot: best, connection: connection, isNew: true)
+        }
+
+        /// The slot a filling pool leases: the preferred one or the first open connection with room under `cap`,
+        /// else the first slot without a connection (a new one), else the least busy.
+        private func fillingSlot(cap: Int, preferring preferred: Int?) -> Int {
+            if let preferred, slots.indices.contains(preferred), slots[preferred].connection != nil,
+                slots[preferred].outstanding < cap
+            {
+                return preferred
+            }
+            if let open = slots.indices.first(where: { slots[$0].connection != nil && slots[$0].outstanding < cap }) {
+                return open
+            }
+            if let empty = slots.indices.first(where: { slots[$0].connection == nil }) { return empty }
+            var best = 0
+            for index in slots.indices where slots[index].outstanding < slots[best].outstanding { best = index }
+            return best
         }
 
         /// The request of `lease` is finished. Returns a waiter to resume with a fresh lease (the room passes on).

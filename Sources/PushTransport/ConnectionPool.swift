@@ -26,7 +26,10 @@ final class ConnectionPool: Sendable {
         self.logger = logger
         self.metrics = metrics
         self.sslContext = Self.makeSSLContext(settings)
-        self.machine = Mutex(Machine(connections: settings.connections, limit: settings.maximumQueuedRequests))
+        self.machine = Mutex(
+            Machine(
+                connections: settings.connections, limit: settings.maximumQueuedRequests,
+                fillingUpTo: settings.maximumStreamsPerConnection))
     }
 
     /// TLS 1.2 or later, ALPN `h2`, full certificate verification against the system roots plus the configured CAs.
