@@ -42,6 +42,22 @@ import Testing
         #expect(made == 2)
     }
 
+    @Test func aPoolWithAStreamCapFillsOneConnectionBeforeOpeningTheNext() {
+        // FCM's shape: at most 2 streams a connection here (100 in production), 3 connections at most.
+        var pool = Pool(connections: 3, limit: 10, fillingUpTo: 2)
+        var made = 0
+        let leases = (0..<5).map { _ in lease(&pool, counter: &made)! }
+        #expect(leases.map(\.slot) == [0, 0, 1, 1, 2])
+        #expect(made == 3)
+        // A stream frees on the first connection: the next request goes there, not to the least busy.
+        _ = pool.release(leases[0], makeConnection: { fatalError() })
+        #expect(lease(&pool, counter: &made)!.slot == 0)
+        // Every connection at its cap: the least busy takes it (the server's SETTINGS still bound what it opens).
+        #expect(lease(&pool, counter: &made)!.slot == 2)
+        #expect(lease(&pool, counter: &made)!.slot == 0)
+        #expect(made == 3)
+    }
+
     @Test func aPreferredConnectionIsTakenOnlyWhenItIsAsFreeAsAny() {
         var pool = Pool(connections: 3, limit: 10)
         var made = 0
