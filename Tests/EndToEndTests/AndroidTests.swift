@@ -196,6 +196,14 @@ import Testing
                     }
                 }
                 #expect(requests.filter { $0.status == 429 || $0.status == 503 }.count == 5)
+                // A quota answer pauses the whole project: no device of it is sent to before its Retry-After.
+                for (position, quota) in requests.enumerated() where quota.status == 429 {
+                    for later in requests[(position + 1)...] {
+                        #expect(
+                            later.receivedAt - quota.receivedAt >= Int64(quota.retryAfter ?? 0),
+                            "a request went out during the project's quota wait")
+                    }
+                }
                 let status = try #require(try await harness.job("quota"))
                 #expect(status.counters.sent == 11 && status.counters.pruned == 1)
                 #expect(fcm.mintCount(for: TestFCM.clientEmail) == 1)

@@ -121,9 +121,6 @@ import Testing
             #expect(table.verdict(on: foreign) == .prune)
             let thirdParty = try await answer("thirdparty")
             #expect(thirdParty.status == 401 && table.verdict(on: thirdParty) == .failJob)
-            let quota = try await answer("quota")
-            #expect(quota.status == 429 && quota.retryAfter == .seconds(30))
-            #expect(table.verdict(on: quota) == .transient)
             // Not an FCM token at all: FCM names the field, so only that device is pruned.
             let invalid = try await transport.transport(
                 Array(#"{"message":{"token":"not a token!","notification":{"title":"x"}}}"#.utf8))
@@ -135,6 +132,17 @@ import Testing
             #expect(payload.status == 400 && table.verdict(on: payload) == .failDevice)
             // The 401 THIRD_PARTY_AUTH_ERROR was not taken for an expired access token.
             #expect(simulator.mintCount(for: TestFCM.clientEmail) == 1)
+            // A quota answer: transient, after its Retry-After; and the whole project waits it out: the next send is
+            // held back without reaching FCM.
+            let quota = try await answer("quota")
+            #expect(quota.status == 429 && quota.retryAfter == .seconds(30))
+            #expect(table.verdict(on: quota) == .transient)
+            let sentBefore = simulator.requests.count
+            let held = try await transport.transport(try Self.body(TestFCM.registrationToken(8)))
+            #expect(held.status == 429 && held.reason?.rawValue == FCMTransport.quotaPause)
+            #expect(held.retryAfter.map { $0 > .zero && $0 <= .seconds(30) } == true)
+            #expect(table.verdict(on: held) == .transient)
+            #expect(simulator.requests.count == sentBefore)
         }
     }
 }

@@ -2,18 +2,28 @@ import APNSCore
 import FCMCore
 import HeraldCore
 import PushTransport
+import Synchronization
 
 /// FCM's client as a `NotificationTransport`: its answers read with FCMCore (the FcmError code, whether it names the
 /// token, `Retry-After` against the worker's clock) in the provider-neutral terms, its table FCM's. A request is a
 /// `messages:send` body.
+///
+/// A `QUOTA_EXCEEDED` answer pauses the project: until its `Retry-After` has passed, this client sends nothing more
+/// and answers each request it holds back as the quota would (429, `QuotaPause`, the time left), so that those
+/// devices go to the delay queues with the rest (FCM.md: slow the whole project, not just the message).
 final class FCMTransport: NotificationTransport {
     let client: FCMClient
     private let clock: HeraldClock
+    /// Until when FCM asked the project to wait.
+    private let pausedUntil = Mutex<ContinuousClock.Instant?>(nil)
 
     init(client: FCMClient, clock: HeraldClock) {
         self.client = client
         self.clock = clock
     }
+
+    /// The reason of a request held back while the project waits out a quota answer.
+    static let quotaPause = "QuotaPause"
 
     func transportAll(
         count: Int,
@@ -21,18 +31,50 @@ final class FCMTransport: NotificationTransport {
         request: @escaping @Sendable (Int) -> [UInt8]?,
         onAnswer: @escaping @Sendable (Int, Result<ProviderAnswer, TransportFailure>) -> Void
     ) async -> [Result<ProviderAnswer, TransportFailure>?] {
+        if let held = heldBack() {
+            return (0..<count).map { index in
+                guard request(index) != nil else { return nil }
+                onAnswer(index, .success(held))
+                return .success(held)
+            }
+        }
         let clock = self.clock
-        let answers = await client.sendAll(count: count, concurrency: concurrency, body: request) { index, answer in
-            onAnswer(index, Self.neutral(answer, clock: clock))
+        let answers = await client.sendAll(count: count, concurrency: concurrency, body: request) {
+            [self] index, answer in
+            let neutral = Self.neutral(answer, clock: clock)
+            noteQuota(neutral)
+            onAnswer(index, neutral)
         }
         return answers.map { $0.map { Self.neutral($0, clock: clock) } }
     }
 
     func transport(_ request: [UInt8]) async throws(TransportFailure) -> ProviderAnswer {
+        if let held = heldBack() { return held }
         do {
-            return Self.answer(try await client.send(request), clock: clock)
+            let answer = Self.answer(try await client.send(request), clock: clock)
+            noteQuota(.success(answer))
+            return answer
         } catch {
             throw TransportFailure(code: error.code.description)
+        }
+    }
+
+    /// The answer for a request held back while the project waits, or nil when it need not wait.
+    private func heldBack() -> ProviderAnswer? {
+        let now = clock.now()
+        guard let until = pausedUntil.withLock({ $0 }), until > now else { return nil }
+        return ProviderAnswer(
+            status: 429, reason: ProviderReason(rawValue: Self.quotaPause, provider: "FCM"), retryAfter: until - now)
+    }
+
+    /// A `QUOTA_EXCEEDED` with a `Retry-After`: the project waits until then (the latest such answer wins).
+    private func noteQuota(_ answer: Result<ProviderAnswer, TransportFailure>) {
+        guard case .success(let answer) = answer, answer.reason?.rawValue == "QUOTA_EXCEEDED",
+            let wait = answer.retryAfter, wait > .zero
+        else { return }
+        let until = clock.now() + wait
+        pausedUntil.withLock { paused in
+            if paused.map({ $0 < until }) ?? true { paused = until }
         }
     }
 
