@@ -163,28 +163,51 @@ extension Target {
             guard all else { throw JobError(.malformed, "not a job: \(fields.at("all")): target.all must be true") }
             base = .all
         }
-        guard fields.optional("locales") != nil else {
-            self = base
-            return
+        var target = base
+        if fields.optional("locales") != nil {
+            let locales = try fields.strings("locales")
+            guard !locales.isEmpty else {
+                throw JobError(.malformed, "not a job: \(fields.at("locales")): locales is empty")
+            }
+            switch base {
+            case .topic, .all: target = .filtered(base, locales: locales)
+            default:
+                throw JobError(
+                    .malformed, "not a job: \(fields.at("locales")): locales narrows only topic and all targets")
+            }
         }
-        let locales = try fields.strings("locales")
-        guard !locales.isEmpty else {
-            throw JobError(.malformed, "not a job: \(fields.at("locales")): locales is empty")
+        if fields.optional("platforms") != nil {
+            let names = try fields.strings("platforms")
+            let at = fields.at("platforms")
+            guard !names.isEmpty else { throw JobError(.malformed, "not a job: \(at): platforms is empty") }
+            var platforms: [DevicePlatform] = []
+            for (index, name) in names.enumerated() {
+                guard let platform = DevicePlatform(rawValue: name) else {
+                    throw JobError(.malformed, "not a job: \(at).\(index): a platform is ios or android")
+                }
+                guard !platforms.contains(platform) else {
+                    throw JobError(.malformed, "not a job: \(at): platforms lists \(name) twice")
+                }
+                platforms.append(platform)
+            }
+            switch base {
+            case .tokens, .users, .topic, .all: target = .platforms(target, platforms)
+            default:
+                throw JobError(
+                    .malformed, "not a job: \(at): platforms narrows only tokens, users, topic and all targets")
+            }
         }
-        switch base {
-        case .topic, .all: self = .filtered(base, locales: locales)
-        default:
-            throw JobError(.malformed, "not a job: \(fields.at("locales")): locales narrows only topic and all targets")
-        }
+        self = target
     }
 
     public init(from decoder: any Decoder) throws {
         self = try JobFields.decode(from: decoder) { value throws(JobError) in try Target(json: value, path: "target") }
     }
 
-    /// The fields of a target: one audience, and `locales` beside a topic or `all`.
+    /// The fields of a target: one audience, `locales` beside a topic or `all`, and `platforms` beside a device
+    /// audience.
     public static let fieldNames = [
-        "tokens", "users", "topic", "all", "activity", "channel", "activity_tokens", "locales",
+        "tokens", "users", "topic", "all", "activity", "channel", "activity_tokens", "locales", "platforms",
     ]
 }
 

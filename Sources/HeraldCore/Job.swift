@@ -57,9 +57,12 @@ public enum Target: Sendable, Hashable, Codable {
     /// A topic or every device (`all`), narrowed to devices whose stored locale matches one of `locales`
     /// (`"fr"` matches `fr`, `fr-CA`, …): `{"all": true, "locales": ["fr"]}`.
     indirect case filtered(Target, locales: [String])
+    /// A device audience (tokens, users, a topic, `all`, with its locales) narrowed to devices of these platforms:
+    /// `{"users": ["u1"], "platforms": ["android"]}`.
+    indirect case platforms(Target, [DevicePlatform])
 
     private enum CodingKeys: String, CodingKey {
-        case tokens, users, topic, all, locales, activity, channel
+        case tokens, users, topic, all, locales, platforms, activity, channel
         case activityTokens = "activity_tokens"
     }
 
@@ -76,6 +79,9 @@ public enum Target: Sendable, Hashable, Codable {
         case .filtered(let base, let locales):
             try base.encode(to: encoder)
             try container.encode(locales, forKey: .locales)
+        case .platforms(let base, let platforms):
+            try base.encode(to: encoder)
+            try container.encode(platforms.map(\.rawValue), forKey: .platforms)
         }
     }
 
@@ -89,7 +95,7 @@ public enum Target: Sendable, Hashable, Codable {
         case .activity: "activity"
         case .channel: "channel"
         case .activityTokens: "activity_tokens"
-        case .filtered(let base, _): base.kind
+        case .filtered(let base, _), .platforms(let base, _): base.kind
         }
     }
 }

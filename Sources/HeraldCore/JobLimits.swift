@@ -69,6 +69,8 @@ public enum JobLimits {
             }
         case .activityTokens:
             break  // parsed as tokens, each failing alone
+        case .platforms(let base, _):
+            try check(base, path: path)
         case .filtered(let base, let locales):
             try check(base, path: path)
             guard locales.count <= Self.locales else {

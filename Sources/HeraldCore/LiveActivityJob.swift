@@ -138,7 +138,7 @@ public final class LiveActivityJob: Sendable {
         case .activityTokens:
             key = nil
             resolved = true
-        case .tokens, .users, .topic, .all, .filtered:
+        case .tokens, .users, .topic, .all, .filtered, .platforms:
             guard event == .start else {
                 throw JobError(
                     .invalidTarget, "an \(name) goes to target.activity, target.channel or target.activity_tokens")

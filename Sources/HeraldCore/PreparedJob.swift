@@ -24,6 +24,11 @@ public struct PreparedJob: Sendable {
     public var throttlePerSecond: Int?
     /// For a Live Activity job (`push_type` `liveactivity`): its event and what the worker resolves it with.
     public var liveActivity: LiveActivityJob? = nil
+    /// `target.platforms`: only devices of these platforms are sent to; nil is every platform.
+    public var platforms: Set<DevicePlatform>? = nil
+
+    /// Whether the job sends to a device of `platform`.
+    public func reaches(_ platform: DevicePlatform) -> Bool { platforms?.contains(platform) ?? true }
 
     /// The resolved form of `Target`.
     public enum Audience: Sendable, Hashable {
@@ -155,13 +160,20 @@ extension PreparedJob {
 
         var invalid = 0
         let audience: Audience
-        switch job.target {
+        // `platforms` narrows the audience within: the rest of the target is read as it would be without it.
+        var target = job.target
+        var platforms: Set<DevicePlatform>? = nil
+        if case .platforms(let inner, let list) = target {
+            target = inner
+            platforms = Set(list)
+        }
+        switch target {
         case .tokens(let raw), .activityTokens(let raw):
             guard !raw.isEmpty else { throw JobError(.invalidTarget, "target.tokens is empty") }
             // Listed device tokens may be Android ones (an FCM registration token or installation id), kept as
             // given; activity tokens are ActivityKit's, hexadecimal only.
             let takesAndroid: Bool
-            if case .tokens = job.target { takesAndroid = true } else { takesAndroid = false }
+            if case .tokens = target { takesAndroid = true } else { takesAndroid = false }
             guard raw.count <= maximumListedRecipients else {
                 throw JobError(
                     .invalidTarget, "target.tokens has \(raw.count) entries, over \(maximumListedRecipients)")
@@ -205,6 +217,8 @@ extension PreparedJob {
             audience = .activity(id)
         case .channel(let id):
             audience = .channel(id)
+        case .platforms:
+            throw JobError(.invalidTarget, "target.platforms is given once")
         }
         let liveActivity = try LiveActivityJob(job, now: now)
 
@@ -229,7 +243,8 @@ extension PreparedJob {
             spec: spec,
             sendAt: sendAt,
             throttlePerSecond: job.throttlePerSecond,
-            liveActivity: liveActivity
+            liveActivity: liveActivity,
+            platforms: platforms
         )
     }
 

@@ -110,7 +110,28 @@ import Testing
                     Job(
                         id: "group", app: WorkerHarness.app, target: .tokens(grouped.map(\.token.hex)),
                         notification: JobNotification(aps: ["alert": "grouped"], custom: ["job": "group"])))
-                await harness.waitUntilFinished(Set(jobs.map(\.0) + ["group"]), in: .done)
+                // `target.platforms`: a users job to Android phones only, and a small job of listed tokens to iPhones
+                // only; the others are neither sent to nor counted.
+                try await harness.publish(
+                    Job(
+                        id: "android-only", app: WorkerHarness.app,
+                        target: .platforms(.users(["user-1", "user-2"]), [.android]),
+                        notification: JobNotification(aps: ["alert": "hi"], custom: ["job": "android-only"])))
+                try await harness.publish(
+                    Job(
+                        id: "ios-only", app: WorkerHarness.app,
+                        target: .platforms(.tokens(grouped.map(\.token.hex)), [.ios]),
+                        notification: JobNotification(aps: ["alert": "hi"], custom: ["job": "ios-only"])))
+                await harness.waitUntilFinished(
+                    Set(jobs.map(\.0) + ["group", "android-only", "ios-only"]), in: .done)
+                let usersAndroid = live.filter { ["user-1", "user-2"].contains($0.userID) && $0.platform == .android }
+                #expect(harness.received(job: "android-only").isEmpty)
+                #expect(Self.received(fcm, job: "android-only").sorted() == usersAndroid.map(\.token.hex).sorted())
+                #expect(try await harness.job("android-only")?.counters.targeted == usersAndroid.count)
+                #expect(Self.received(fcm, job: "ios-only").isEmpty)
+                #expect(
+                    harness.received(job: "ios-only").sorted()
+                        == grouped.filter { $0.platform == .ios }.map(\.token.hex).sorted())
                 #expect(
                     harness.received(job: "group").sorted()
                         == grouped.filter { $0.platform == .ios }.map(\.token.hex).sorted())

@@ -74,7 +74,10 @@ struct DeliveryRun: Sendable {
         defer { apps.release(lease) }
         let app = lease.app
 
-        let devices = Self.unsettled(try await devices(of: batch, job: job, app: app), of: batch, after: progress)
+        // `target.platforms` leaves the other platforms' devices out before anything is counted or sent.
+        let read = try await devices(of: batch, job: job, app: app)
+        let devices = Self.unsettled(
+            job.platforms == nil ? read : read.filter { job.reaches($0.platform) }, of: batch, after: progress)
         let resumed = progress.settled > 0
         /// The first counts of `count` devices of the batch: its invalid entries only with its very first part.
         func firstCounts(devices count: Int, first: Bool) -> DeliveryUnit {
@@ -322,7 +325,11 @@ struct DeliveryRun: Sendable {
         if let tokens = batch.tokens {
             let parsed = tokens.map(DeviceToken.init(trustedHex:))
             guard withDetails else {
-                return parsed.map { StoredDevice(token: $0, locale: nil, registeredAt: 0) }
+                // An app without FCM reads no device: each listed token goes by its form (`DeviceAddress.byForm`).
+                return parsed.map { token in
+                    let (platform, kind) = DeviceAddress.byForm(token)
+                    return StoredDevice(token: token, locale: nil, registeredAt: 0, platform: platform, fcmKind: kind)
+                }
             }
             let stored = Dictionary(
                 try await store.devices(app: job.app, tokens: parsed).map { ($0.token, $0) },

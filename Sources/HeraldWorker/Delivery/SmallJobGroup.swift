@@ -34,16 +34,19 @@ extension DeliveryRun {
                 sent.rows.append(row(small, done: nil))
                 continue
             }
+            // A listed token's platform follows its form (`DeviceAddress.byForm`, docs/fcm.md); `target.platforms`
+            // leaves the others out before they are counted.
+            var (apple, android) = Self.byForm(small.tokens)
+            if !job.reaches(.ios) { apple = [] }
+            if !job.reaches(.android) { android = [] }
             var unit = DeliveryUnit(
                 job: job, batch: DeliveryUnit.firstBatch(of: job), publishedAt: small.publishedAt ?? receivedAt,
-                devices: small.tokens.count)
+                devices: apple.count + android.count)
             if DeliveryUnit.isExpired(job, now: now) {
-                tally.merge(unit.expire(devices: small.tokens.count), uniquingKeysWith: +)
+                tally.merge(unit.expire(devices: apple.count + android.count), uniquingKeysWith: +)
                 sent.rows.append(row(small, done: unit.writeBack))
                 continue
             }
-            // A listed token's platform follows its form (`DeviceAddress.byForm`, docs/fcm.md).
-            let (apple, android) = Self.byForm(small.tokens)
             var entry = Unit(small: small, unit: unit)
             if !apple.isEmpty {
                 entry.apns = (
