@@ -38,6 +38,16 @@ public struct FCMMessage: Sendable, Hashable {
     public func template(validateOnly: Bool = false, checked: Bool = true) throws(FCMMessageError)
         -> FCMMessageTemplate
     {
+        if !checked && overrides == nil {
+            let template = directTemplate(validateOnly: validateOnly)
+            guard template.payloadSize <= Self.maximumPayloadSize else {
+                throw FCMMessageError(
+                    .tooLarge, field: "data",
+                    "data and notification are \(template.payloadSize) bytes; FCM accepts at most \(Self.maximumPayloadSize)"
+                )
+            }
+            return template
+        }
         var built: [String: JSON] = [:]
         if let notification, case .object(let members) = notification.json, !members.isEmpty {
             built["notification"] = notification.json

@@ -13,10 +13,17 @@ public struct FCMMessageTemplate: Sendable, Hashable {
     static let prefix = Array(#"{"message":{""#.utf8)
 
     init(members: [String: JSON], validateOnly: Bool, payloadSize: Int) {
+        var encoded: [UInt8] = []
+        JSON.writeMembers(members, to: &encoded)
+        self.init(encodedMembers: encoded, validateOnly: validateOnly, payloadSize: payloadSize)
+    }
+
+    /// From the message's members already written (`"key":value` pairs, keys sorted, without braces).
+    init(encodedMembers: [UInt8], validateOnly: Bool, payloadSize: Int) {
         var suffix: [UInt8] = []
-        if !members.isEmpty {
+        if !encodedMembers.isEmpty {
             suffix.append(UInt8(ascii: ","))
-            JSON.writeMembers(members, to: &suffix)
+            suffix.append(contentsOf: encodedMembers)
         }
         suffix.append(UInt8(ascii: "}"))
         if validateOnly { suffix.append(contentsOf: #","validate_only":true"#.utf8) }

@@ -1,0 +1,38 @@
+import Testing
+
+@testable import FCMCore
+
+/// The direct writer of a message without overrides gives the bytes and the payload size the general path gives.
+@Suite struct FCMDirectTemplateTests {
+    static let messages: [FCMMessage] = [
+        FCMMessage(),
+        FCMMessage(notification: FCMNotification(title: "Hi", body: "there")),
+        FCMMessage(notification: FCMNotification(image: "https://example.com/a.png")),
+        FCMMessage(notification: FCMNotification()),
+        FCMMessage(data: ["b": "2", "a": "1", "quote\"d": "line\nbreak", "é": "ü"]),
+        FCMMessage(android: FCMAndroidConfig(priority: .normal, ttl: 0)),
+        FCMMessage(android: FCMAndroidConfig(notification: FCMAndroidNotification())),
+        FCMMessage(
+            notification: FCMNotification(title: "T", body: "B"), data: ["job": "j", "n": "7"],
+            android: FCMAndroidConfig(
+                collapseKey: "c", priority: .high, ttl: 2_419_200,
+                notification: FCMAndroidNotification(
+                    channelID: "news", title: "t", body: "b", titleLocKey: "TK", titleLocArgs: ["x", "y\""],
+                    bodyLocKey: "BK", bodyLocArgs: [], icon: "i", color: "#ff0000", sound: "default", tag: "g",
+                    clickAction: "OPEN", image: "https://example.com/b.png", notificationCount: 3))),
+    ]
+
+    @Test(arguments: messages.indices) func theDirectWriterMatchesTheGeneralPath(_ index: Int) throws {
+        let message = Self.messages[index]
+        for validateOnly in [false, true] {
+            #expect(
+                message.directTemplate(validateOnly: validateOnly) == (try message.template(validateOnly: validateOnly))
+            )
+        }
+    }
+
+    @Test func anUncheckedMessageOverTheSizeLimitIsStillRefused() {
+        let message = FCMMessage(data: ["k": String(repeating: "x", count: FCMMessage.maximumPayloadSize)])
+        #expect(throws: FCMMessageError.self) { try message.template(checked: false) }
+    }
+}
