@@ -18,13 +18,6 @@ public final class APNSClient: PooledClient {
     var logger: Logger { pool.logger }
     var metrics: TransportMetrics { pool.metrics }
 
-    /// How many times one request is sent when the server provably did not process the earlier tries (refused
-    /// stream, above a GOAWAY's last stream id).
-    static let maximumAttempts = 3
-    /// How many times one request moves to another connection without having been sent (its connection went away
-    /// while it waited for a stream): safe, but bounded so that a server that keeps going away cannot loop us.
-    static let maximumRequeues = 10
-
     /// Creates a client; nothing connects until the first `send`.
     public init(configuration: APNSClientConfiguration, eventLoopGroup: any EventLoopGroup, logger: Logger) {
         self.configuration = configuration
@@ -85,8 +78,7 @@ public final class APNSClient: PooledClient {
         }
         var refreshed = false
         var movedForKey = false
-        var refusals = 0
-        var requeues = 0
+        var retries = TransportRetries()
         while true {
             let result: StreamResult
             if let taken = pending {
@@ -114,12 +106,10 @@ public final class APNSClient: PooledClient {
                 token = try providerToken { () throws(ProviderTokenError) in try cache.refresh(after: rejected) }
                 logger.debug("APNs provider token expired; retrying with a refreshed token")
             case .refused(let error):
-                refusals += 1
-                guard refusals < Self.maximumAttempts else { throw error }
+                try retries.another(after: result)
                 logger.debug("APNs request not processed; retrying", metadata: ["error": "\(error)"])
             case .notSent(let error):
-                requeues += 1
-                guard requeues <= Self.maximumRequeues else { throw error }
+                try retries.another(after: result)
                 logger.debug("APNs request not sent; moving it to another connection", metadata: ["error": "\(error)"])
             case .failure(let error):
                 throw error

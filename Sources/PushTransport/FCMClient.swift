@@ -60,11 +60,6 @@ public final class FCMClient: PooledClient {
         await sendBatch(count: count, concurrency: concurrency, request: body, onAnswer: onAnswer)
     }
 
-    /// How many times one request is sent when the server provably did not process the earlier tries.
-    static let maximumAttempts = 3
-    /// How many times one request moves to another connection without having been sent.
-    static let maximumRequeues = 10
-
     func sendWithRetries(
         _ body: [UInt8], after first: (result: StreamResult, credential: String?)?
     ) async throws(TransportError) -> WireResponse {
@@ -75,8 +70,7 @@ public final class FCMClient: PooledClient {
         }
         if token == nil { token = try await credential() }
         var refreshed = false
-        var refusals = 0
-        var requeues = 0
+        var retries = TransportRetries()
         while true {
             let result: StreamResult
             if let taken = pending {
@@ -94,14 +88,8 @@ public final class FCMClient: PooledClient {
                 tokens.rejected(rejected)
                 token = try await credential()
                 logger.debug("FCM access token rejected; retrying with a new one")
-            case .refused(let error):
-                refusals += 1
-                guard refusals < Self.maximumAttempts else { throw error }
-            case .notSent(let error):
-                requeues += 1
-                guard requeues <= Self.maximumRequeues else { throw error }
-            case .failure(let error):
-                throw error
+            case .refused, .notSent, .failure:
+                try retries.another(after: result)
             }
         }
     }

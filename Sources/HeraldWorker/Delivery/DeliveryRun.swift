@@ -242,6 +242,21 @@ struct DeliveryRun: Sendable {
         guard let transport else {
             return .unsent(.failDevice(reason: ProviderReason(rawValue: "NoFCMCredentials", provider: "FCM")))
         }
+        let tokens = devices.map(\.token)
+        let kinds = devices.map { $0.fcmKind ?? .token }
+        if template.localizations.isEmpty && badges.isEmpty {
+            // One message for every device (the usual broadcast): built once, no variant looked up per device.
+            let message = template.fcmMessage(
+                variant: nil, badge: nil, now: now, channelID: app.fcm?.channelID, overrides: nil)
+            do {
+                let built = try message.template(checked: false)
+                return .send(
+                    FCMRequestList(tokens: tokens, kinds: kinds, templates: [built], variantOf: nil), transport)
+            } catch {
+                return .unsent(
+                    .failJob(reason: ProviderReason(rawValue: "InvalidFCMMessage: \(error)", provider: "FCM")))
+            }
+        }
         var templates: [FCMMessageTemplate] = []
         var indexOf: [String: Int] = [:]
         var variantOf: [Int] = []
@@ -267,8 +282,7 @@ struct DeliveryRun: Sendable {
             variantOf.append(templates.count - 1)
         }
         let requests = FCMRequestList(
-            tokens: devices.map(\.token), kinds: devices.map { $0.fcmKind ?? .token }, templates: templates,
-            variantOf: templates.count == 1 ? nil : variantOf)
+            tokens: tokens, kinds: kinds, templates: templates, variantOf: templates.count == 1 ? nil : variantOf)
         return .send(requests, transport)
     }
 

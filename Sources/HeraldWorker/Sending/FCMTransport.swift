@@ -81,7 +81,9 @@ final class FCMTransport: NotificationTransport {
     var settlement: any SettlementTable { FCMSettlementTable() }
 
     static func answer(_ response: WireResponse, clock: HeraldClock) -> ProviderAnswer {
-        ProviderAnswer(
+        // A 200's body (the message's name) means nothing to the pipeline: only an error's body is read.
+        if response.status == 200 { return ProviderAnswer(status: 200) }
+        return ProviderAnswer(
             FCMAnswer(status: response.status, body: response.body), retryAfter: response.retryAfter,
             now: clock.unixSeconds)
     }
