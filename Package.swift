@@ -103,10 +103,18 @@ let package = Package(
             ]
         ),
 
+        // MARK: Web Push (RFC 8030, 8291, 8292): subscriptions, encryption, VAPID, payloads and answers
+        .target(
+            name: "WebPushCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto")
+            ]
+        ),
+
         // MARK: Domain and storage
         .target(
             name: "HeraldCore",
-            dependencies: ["APNSCore", "FCMCore"]
+            dependencies: ["APNSCore", "FCMCore", "WebPushCore"]
         ),
         .target(
             name: "APNSChannels",
@@ -126,6 +134,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "FCMCore",
+                "WebPushCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // Only to recognise the pool's circuit breaker (`ConnectionPoolError`), which PostgresNIO passes on
                 // as it is: a failure the worker waits out as an outage (`StoreError.isUnreachable`).
@@ -341,6 +350,7 @@ let package = Package(
         ),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore"]),
+        .testTarget(name: "WebPushCoreTests", dependencies: ["WebPushCore"]),
         .testTarget(
             name: "FCMSimulatorTests",
             dependencies: [

@@ -184,6 +184,7 @@ struct RegistrationBody: Decodable {
         case (.android, nil), (.android, "token"): kind = .token
         case (.android, "fid"): kind = .fid
         case (.android, _): throw APIError.badRequest("invalid_field", "fcm_kind must be token or fid")
+        case (.web, _): throw APIError.badRequest("invalid_field", "platform must be ios or android")
         }
         let token = try DeviceRoutes.token(self.token, field: "token", platform: platform, fcmKind: kind)
         // The old token is the same platform's, of either kind for Android (an app moving from registration tokens

@@ -64,6 +64,12 @@ public enum DeviceFields {
                         + " \(FCMTarget.tokenLengths.upperBound) characters of A-Z a-z 0-9 _ : -"
                 throw JobError(.invalidTarget, "\(error.description); \(rule)")
             }
+        case .web:
+            do {
+                return try DeviceAddress(platform: .web, text: text).token
+            } catch {
+                throw JobError(.invalidTarget, error.description)
+            }
         }
     }
 

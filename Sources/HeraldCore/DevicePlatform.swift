@@ -1,11 +1,14 @@
 import APNSCore
 import FCMCore
+import WebPushCore
 
 /// What kind of device a token belongs to, and so which provider reaches it: `ios` (an APNs device token, the
-/// default) or `android` (an FCM registration token or Firebase Installation ID).
+/// default), `android` (an FCM registration token or Firebase Installation ID) or `web` (a browser's Push API
+/// subscription, whose endpoint URL is its token).
 public enum DevicePlatform: String, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
     case ios
     case android
+    case web
 
     public var description: String { rawValue }
 }
@@ -16,6 +19,7 @@ public enum DevicePlatform: String, Sendable, Hashable, Codable, CaseIterable, C
 public enum DeviceAddress: Sendable, Hashable, CustomStringConvertible {
     case apns(DeviceToken)
     case fcm(FCMTarget)
+    case web(WebPushEndpoint)
 
     /// Validates `text` by the rules of `platform`: 1–200 bytes of hex for iOS, an FCM registration token (or, with
     /// `fid`, a Firebase Installation ID) for Android. The error names the rule, never the token.
@@ -35,6 +39,13 @@ public enum DeviceAddress: Sendable, Hashable, CustomStringConvertible {
                 throw DeviceAddressError(
                     "the token is not an FCM \(fid ? "installation id" : "registration token"): \(error)")
             }
+        case .web:
+            guard !fid else { throw DeviceAddressError("a web subscription has no Firebase Installation ID") }
+            do {
+                self = .web(try WebPushEndpoint(text))
+            } catch {
+                throw DeviceAddressError("the token is not a Web Push endpoint: \(error)")
+            }
         }
     }
 
@@ -43,6 +54,7 @@ public enum DeviceAddress: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .apns: .ios
         case .fcm: .android
+        case .web: .web
         }
     }
 
@@ -51,6 +63,7 @@ public enum DeviceAddress: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .apns(let token): token
         case .fcm(let target): DeviceToken(trustedHex: target.value)
+        case .web(let endpoint): DeviceToken(trustedHex: endpoint.url)
         }
     }
 
@@ -64,6 +77,7 @@ public enum DeviceAddress: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .apns(let token): "ios \(token)"
         case .fcm(let target): "android \(target)"
+        case .web(let endpoint): "web \(endpoint)"
         }
     }
 }

@@ -91,6 +91,9 @@ public enum DeviceCSV {
         case (.android, "fid"): kind = .fid
         case (.android, _):
             throw RowError(line: lineNumber, message: "fcm_kind must be token or fid (or empty, for token)")
+        case (.web, _):
+            throw RowError(
+                line: lineNumber, message: "a web subscription needs its keys: import it with its keys columns")
         }
         // The rules of the API's registration (DeviceFields, DeviceAddress), so that a file imports what the API
         // registers.

@@ -5,6 +5,7 @@ import HeraldCore
 import Logging
 import NIOCore
 import PostgresNIO
+import WebPushCore
 
 /// A device row as the deliverer needs it.
 public struct StoredDevice: Sendable, Hashable {
@@ -18,10 +19,13 @@ public struct StoredDevice: Sendable, Hashable {
     public var platform: DevicePlatform
     /// For an Android device, the field its token goes in (`token` or `fid`); nil for iOS.
     public var fcmKind: FCMTarget.Kind?
+    /// For a web device, its subscription (the token is its endpoint); nil for the other platforms, and for a web
+    /// token listed in a job that is not registered (it cannot be encrypted for).
+    public var webSubscription: WebPushSubscription?
 
     public init(
         token: DeviceToken, locale: String?, registeredAt: Int64, environment: String? = nil,
-        platform: DevicePlatform = .ios, fcmKind: FCMTarget.Kind? = nil
+        platform: DevicePlatform = .ios, fcmKind: FCMTarget.Kind? = nil, webSubscription: WebPushSubscription? = nil
     ) {
         self.token = token
         self.locale = locale
@@ -29,6 +33,7 @@ public struct StoredDevice: Sendable, Hashable {
         self.environment = environment
         self.platform = platform
         self.fcmKind = fcmKind
+        self.webSubscription = webSubscription
     }
 }
 
@@ -330,7 +335,7 @@ extension Store {
 
     /// A `platform` column's value (its CHECK allows `ios` and `android` only).
     static func platform(_ text: String) -> DevicePlatform {
-        text == "android" ? .android : .ios
+        DevicePlatform(rawValue: text) ?? .ios
     }
 
     /// An `fcm_kind` column's value: nil for iOS (its CHECK allows `token` and `fid` only, for Android).

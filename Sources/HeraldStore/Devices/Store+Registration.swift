@@ -248,6 +248,7 @@ extension Store {
             case (.android, .fid?): "an Android device addressed by installation id (platform android, fcm_kind fid)"
             case (.android, _):
                 "an Android device addressed by registration token (platform android, fcm_kind token)"
+            case (.web, _): "a web subscription (platform web)"
             }
         let rule =
             field == "old_token"

@@ -180,10 +180,17 @@ struct DeliveryRun: Sendable {
         let sender = self.sender
         let apple = devices.filter { $0.platform == .ios }
         let android = apple.count == devices.count ? [] : devices.filter { $0.platform == .android }
+        let web = apple.count + android.count == devices.count ? [] : devices.filter { $0.platform == .web }
         let stop = StopFlag(job: job.key, registry: commit.stoppedJobs)
         var fcmShare: Sender.Share<FCMRequestList>? = nil
         var fcm: (any NotificationTransport<[UInt8]>)? = nil
-        var results: [DeviceResult] = []
+        var results: [DeviceResult] = web.map {
+            DeviceResult(
+                token: $0.token,
+                disposition: .failDevice(
+                    reason: ProviderReason(rawValue: "NoWebPushCredentials", provider: "Web Push")),
+                retries: 0)
+        }
         if !android.isEmpty {
             switch Self.fcmRequests(
                 for: android, job: job, app: app, transport: lease.fcm, badges: badges,
