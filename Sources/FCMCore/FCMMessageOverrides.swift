@@ -10,9 +10,9 @@ public struct FCMMessageOverrides: Sendable, Hashable {
     /// The validated block, canonical (`snake_case` keys, upper-case enums).
     let json: [String: JSON]
 
-    /// Reads and validates the block's JSON object.
-    public init(json bytes: some Collection<UInt8>) throws(FCMMessageError) {
-        guard bytes.count <= Self.maximumSize else {
+    /// Reads and validates the block's JSON object (`strict`: by the rules of `jobBlockSchema`).
+    public init(json bytes: some Collection<UInt8>, strict: Bool = false) throws(FCMMessageError) {
+        guard strict || bytes.count <= Self.maximumSize else {
             throw FCMMessageError(.tooLarge, field: "fcm", "is larger than \(Self.maximumSize) bytes")
         }
         let parsed: JSON
@@ -27,7 +27,7 @@ public struct FCMMessageOverrides: Sendable, Hashable {
         for key in members.keys.sorted() where Shape.targetFields.contains(key) {
             throw FCMMessageError(.unknownField, field: "fcm.\(key)", "is set by Herald (the device's target)")
         }
-        guard case .object(let canonical) = try Shape.message.validate(parsed, path: "fcm") else {
+        guard case .object(let canonical) = try Shape.message.validate(parsed, path: "fcm", strict: strict) else {
             throw FCMMessageError(.malformedJSON, field: "fcm", "is not a JSON object")
         }
         self.json = canonical

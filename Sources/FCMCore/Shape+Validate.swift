@@ -1,6 +1,9 @@
 extension Shape {
     /// Checks `value` against the shape and returns its canonical form. Errors name `path`.
-    func validate(_ value: JSON, path: String) throws(FCMMessageError) -> JSON {
+    ///
+    /// `strict` is a job's `fcm` block, whose rules `schemas/job.schema.json` states exactly (`jsonSchema`): field
+    /// names in `snake_case` only, enumerations in FCM's upper case, durations without leading zeros.
+    func validate(_ value: JSON, path: String, strict: Bool = false) throws(FCMMessageError) -> JSON {
         switch self {
         case .string:
             return .string(try Self.string(value, path: path))
@@ -30,7 +33,9 @@ extension Shape {
             }
             return value
         case .duration:
-            guard Self.isDuration(try Self.string(value, path: path)) else {
+            let text = try Self.string(value, path: path)
+            let whole = text.prefix { $0 != "." && $0 != "s" }
+            guard Self.isDuration(text), !strict || whole == "0" || !whole.hasPrefix("0") else {
                 throw FCMMessageError(
                     .invalidValue, field: path, "is not a duration \"<seconds>s\" within 0…\(Self.maximumDuration)")
             }
@@ -39,11 +44,15 @@ extension Shape {
             guard case .bool = value else { throw FCMMessageError(.invalidValue, field: path, "is not a boolean") }
             return value
         case .integer(let range):
-            guard let number = value.int64, range.contains(number) else {
+            if let number = value.int64, range.contains(number) { return value }
+            // A number with no fraction (`5.0`, `5e0`) is an integer to JSON Schema, and is sent as one.
+            guard case .number(let text) = value, let number = Double(text), number.rounded() == number,
+                Double(range.lowerBound) <= number, number <= Double(range.upperBound)
+            else {
                 throw FCMMessageError(
                     .invalidValue, field: path, "is not an integer within \(range.lowerBound)…\(range.upperBound)")
             }
-            return value
+            return .number(String(Int64(number)))
         case .fraction(let range):
             guard case .number(let text) = value, let number = Double(text), range.contains(number) else {
                 throw FCMMessageError(
@@ -51,7 +60,8 @@ extension Shape {
             }
             return value
         case .enumeration(let allowed):
-            let text = try Self.string(value, path: path).uppercased()
+            let given = try Self.string(value, path: path)
+            let text = strict ? given : given.uppercased()
             guard allowed.contains(text) else {
                 throw FCMMessageError(.invalidValue, field: path, "is not one of \(allowed.joined(separator: ", "))")
             }
@@ -62,7 +72,7 @@ extension Shape {
             }
             var out: [JSON] = []
             for (index, item) in elements.enumerated() {
-                out.append(try element.validate(item, path: "\(path)[\(index)]"))
+                out.append(try element.validate(item, path: "\(path)[\(index)]", strict: strict))
             }
             return .array(out)
         case .dataMap, .stringMap:
@@ -79,16 +89,16 @@ extension Shape {
             _ = try Self.object(value, path: path)
             return value
         case .object(let fields, let required):
-            return try Self.validateObject(value, fields: fields, required: required, path: path)
+            return try Self.validateObject(value, fields: fields, required: required, path: path, strict: strict)
         }
     }
 
     private static func validateObject(
-        _ value: JSON, fields: [String: Shape], required: Set<String>, path: String
+        _ value: JSON, fields: [String: Shape], required: Set<String>, path: String, strict: Bool
     ) throws(FCMMessageError) -> JSON {
         var out: [String: JSON] = [:]
         for (key, item) in try object(value, path: path) {
-            let name = snakeCase(key)
+            let name = strict ? key : snakeCase(key)
             let fieldPath = path.isEmpty ? name : "\(path).\(name)"
             guard let shape = fields[name] else {
                 throw FCMMessageError(
@@ -97,7 +107,7 @@ extension Shape {
             guard out[name] == nil else {
                 throw FCMMessageError(.invalidValue, field: fieldPath, "is given twice (snake_case and camelCase)")
             }
-            out[name] = try shape.validate(item, path: fieldPath)
+            out[name] = try shape.validate(item, path: fieldPath, strict: strict)
         }
         for name in required.sorted() where out[name] == nil {
             throw FCMMessageError(.invalidValue, field: path.isEmpty ? name : "\(path).\(name)", "is required")

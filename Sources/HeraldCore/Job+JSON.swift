@@ -223,13 +223,15 @@ extension JobNotification {
             aps: try fields.object("aps"),
             custom: try fields.optionalObject("custom"),
             localizations: try fields.optionalObject("localizations"),
-            badgeIncrement: try fields.optionalInt("badge_increment", JobLimits.integerColumn)
+            badgeIncrement: try fields.optionalInt("badge_increment", JobLimits.integerColumn),
+            fcm: try fields.optionalObject("fcm")
         )
     }
 
     /// The fields of a notification.
     public static let fieldNames = [
         "push_type", "priority", "expiration", "collapse_id", "aps", "custom", "localizations", "badge_increment",
+        "fcm",
     ]
 
     public init(from decoder: any Decoder) throws {

@@ -119,6 +119,9 @@ public struct JobNotification: Sendable, Hashable, Codable {
     public var localizations: [String: JSONValue]?
     /// Adds this to each device's stored badge counter and sends the resulting absolute value as `aps.badge`.
     public var badgeIncrement: Int?
+    /// FCM-only fields of the Message resource, merged over the message Herald builds for Android devices
+    /// (`FCMMessageOverrides`, docs/fcm.md).
+    public var fcm: [String: JSONValue]?
 
     enum CodingKeys: String, CodingKey {
         case pushType = "push_type"
@@ -126,6 +129,7 @@ public struct JobNotification: Sendable, Hashable, Codable {
         case collapseID = "collapse_id"
         case aps, custom, localizations
         case badgeIncrement = "badge_increment"
+        case fcm
     }
 
     public init(
@@ -136,7 +140,8 @@ public struct JobNotification: Sendable, Hashable, Codable {
         aps: [String: JSONValue],
         custom: [String: JSONValue]? = nil,
         localizations: [String: JSONValue]? = nil,
-        badgeIncrement: Int? = nil
+        badgeIncrement: Int? = nil,
+        fcm: [String: JSONValue]? = nil
     ) {
         self.pushType = pushType
         self.priority = priority
@@ -146,6 +151,7 @@ public struct JobNotification: Sendable, Hashable, Codable {
         self.custom = custom
         self.localizations = localizations
         self.badgeIncrement = badgeIncrement
+        self.fcm = fcm
     }
 }
 

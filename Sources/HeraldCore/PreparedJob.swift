@@ -70,6 +70,8 @@ public struct NotificationTemplate: Sendable, Hashable {
     public var localizations: [String: JSONValue] = [:]
     /// Added to each device's badge counter, if set.
     public var badgeIncrement: Int? = nil
+    /// The job's `fcm` block, validated: merged over each Android device's message.
+    public var fcmOverrides: FCMMessageOverrides? = nil
 
     public init(
         pushType: PushType,
@@ -324,5 +326,15 @@ extension NotificationTemplate {
             throw JobError(.invalidNotification, error.message)
         }
         try NotificationRules.check(notification, pushType: pushType)
+        if let block = notification.fcm {
+            do {
+                let overrides = try FCMMessageOverrides(jobBlock: try PayloadValue.object(block).jsonBytes())
+                fcmOverrides = overrides.isEmpty ? nil : overrides
+            } catch let error as FCMMessageError {
+                throw JobError(.invalidNotification, "notification.\(error.description)")
+            } catch {
+                throw JobError(.invalidNotification, "notification.fcm cannot be encoded as JSON")
+            }
+        }
     }
 }

@@ -254,7 +254,7 @@ struct DeliveryRun: Sendable {
         if template.localizations.isEmpty && badges.isEmpty {
             // One message for every device (the usual broadcast): built once, no variant looked up per device.
             let message = template.fcmMessage(
-                variant: nil, badge: nil, now: now, channelID: app.fcm?.channelID, overrides: nil)
+                variant: nil, badge: nil, now: now, channelID: app.fcm?.channelID, overrides: template.fcmOverrides)
             do {
                 let built = try message.template(checked: false)
                 return .send(
@@ -277,7 +277,8 @@ struct DeliveryRun: Sendable {
                 continue
             }
             let message = template.fcmMessage(
-                variant: variant, badge: badge, now: now, channelID: app.fcm?.channelID, overrides: nil)
+                variant: variant, badge: badge, now: now, channelID: app.fcm?.channelID,
+                overrides: template.fcmOverrides)
             do {
                 // Built by `fcmMessage`, whose values are in range by construction.
                 templates.append(try message.template(checked: false))
