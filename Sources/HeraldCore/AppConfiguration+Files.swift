@@ -45,7 +45,7 @@ extension AppConfiguration {
 
 extension AppConfiguration {
     /// The credentials for `environment`: its `auth_by_environment` entry, else `auth`.
-    public func auth(for environment: Environment) -> Authentication {
+    public func auth(for environment: Environment) -> Authentication? {
         authByEnvironment?[environment.rawValue] ?? auth
     }
 

@@ -19,8 +19,9 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     public var endpoints: [String: String]?
     /// An extra trust root (PEM file) for `endpoint`; certificate verification is never switched off.
     public var caFile: String?
-    /// How Herald authenticates to APNs for this app.
-    public var auth: Authentication
+    /// How Herald authenticates to APNs for this app; nil for an app without Apple devices (FCM or Web Push only):
+    /// its iOS devices, if any, fail with `NoAPNsCredentials`.
+    public var auth: Authentication?
     /// Overrides of `auth` per environment (`{"sandbox": {…}}`), for an app serving both with Apple's
     /// environment-scoped keys: a key made for one environment is refused in the other (BadEnvironmentKeyInToken).
     public var authByEnvironment: [String: Authentication]?
@@ -87,7 +88,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         endpoint: String? = nil,
         endpoints: [String: String]? = nil,
         caFile: String? = nil,
-        auth: Authentication,
+        auth: Authentication?,
         authByEnvironment: [String: Authentication]? = nil,
         maxPerSecond: Int? = nil,
         events: Bool? = nil,
@@ -266,6 +267,10 @@ public struct AppsFile: Sendable, Hashable, Codable {
             try app.liveActivities?.check(app: app.id)
             try app.identity?.check(app: app.id)
             try app.fcm?.check(app: app.id)
+            guard app.auth != nil || app.fcm != nil else {
+                throw ConfigurationError(
+                    "app \(app.id): no provider credentials: give auth (APNs), fcm (Android) or both")
+            }
             if let webhook = app.webhook {
                 guard let components = URLComponents(string: webhook.url), components.scheme == "https",
                     let host = components.host, !host.isEmpty, components.user == nil, components.password == nil,

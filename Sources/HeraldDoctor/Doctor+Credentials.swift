@@ -25,6 +25,12 @@ extension Doctor {
                 p12File: Self.resolve(p12File, in: directory), passphraseEnv: passphraseEnv, subject: subject)
             findings.append(finding)
             identity = opened
+        case nil:
+            // No APNs credentials (an FCM or Web Push app): nothing of Apple's to check. AppsFile.parse refused an app
+            // with no provider at all.
+            findings.append(.pass(subject, "no APNs credentials (auth): its iOS devices, if any, are not sent to"))
+            findings += await checkFCM(app, directory: directory)
+            return findings
         }
         var roots: [NIOSSLCertificate] = []
         var caFile: String?

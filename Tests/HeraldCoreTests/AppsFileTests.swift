@@ -20,6 +20,22 @@ import Testing
         #expect(news.maxPerSecond == nil && file.sendRate(app: news.id, throttle: nil) == nil)
     }
 
+    @Test func anAppMayHaveFCMCredentialsInsteadOfAPNsOnesButNeedsOneProvider() throws {
+        let androidOnly = #"""
+            {"apps": [{"id": "a", "topic": "com.a", "environment": "production",
+                       "fcm": {"service_account_file": "sa.json"}}]}
+            """#
+        let file = try AppsFile.parse(Data(androidOnly.utf8))
+        #expect(file.app("a")?.auth == nil)
+        #expect(file.app("a")?.fcm?.serviceAccountFile == "sa.json")
+        let neither = #"{"apps": [{"id": "a", "topic": "com.a", "environment": "production"}]}"#
+        #expect {
+            try AppsFile.parse(Data(neither.utf8))
+        } throws: { error in
+            "\(error)" == "app a: no provider credentials: give auth (APNs), fcm (Android) or both"
+        }
+    }
+
     @Test func anAppsSendRateIsReadAndListed() throws {
         let json = #"""
             {"apps": [{"id": "a", "topic": "com.a", "environment": "production", "max_per_second": 500,

@@ -75,7 +75,8 @@ import Testing
         let message = prepared.template.fcmMessage(
             variant: nil, badge: nil, now: 0, channelID: "news", overrides: overrides)
         let built = try message.template(checked: false)
-        let text = String(decoding: built.body(for: try FCMTarget(token: String(repeating: "a", count: 40))), as: UTF8.self)
+        let text = String(
+            decoding: built.body(for: try FCMTarget(token: String(repeating: "a", count: 40))), as: UTF8.self)
         #expect(text.contains(#""ttl":"60s""#))
         #expect(text.contains(#""priority":"NORMAL""#))
         #expect(text.contains(##""color":"#11aa22""##))

@@ -138,8 +138,8 @@ import Testing
             deviceToken: DeviceToken(trustedHex: "a1b2c3d4"), topic: "com.example.app", pushType: .alert,
             priority: .immediate, payload: Array(#"{"aps":{"alert":"hello"}}"#.utf8))
         let lease = try #require(clients.lease("both"))
-        #expect(try await lease.clients.client(for: .production).send(request).status == 200)
-        #expect(try await lease.clients.client(for: .sandbox).send(request).status == 200)
+        #expect(try await lease.clients.client(for: .production)!.send(request).status == 200)
+        #expect(try await lease.clients.client(for: .sandbox)!.send(request).status == 200)
         clients.release(lease)
         #expect(production.records.count == 1 && sandbox.records.count == 1)
         await clients.shutdown()

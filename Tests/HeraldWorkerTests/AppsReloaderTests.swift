@@ -40,28 +40,28 @@ import Testing
         let reloader = AppsReloader(path: path, clients: clients, logger: Logger(label: "test.reload"))
         #expect(clients.lease(Self.b) == nil)
         let inFlight = try #require(clients.lease(Self.a))
-        #expect(try await inFlight.clients.standard.send(Self.request(Self.a)).status == 200)
+        #expect(try await inFlight.clients.standard!.send(Self.request(Self.a)).status == 200)
 
         // The file now names B too; SIGHUP calls this.
         try Self.write(apps, to: path)
         try reloader.reload()
         #expect(clients.apps.apps.map(\.id) == [Self.a, Self.b])
         let forB = try #require(clients.lease(Self.b))
-        #expect(try await forB.clients.standard.send(Self.request(Self.b)).status == 200)
+        #expect(try await forB.clients.standard!.send(Self.request(Self.b)).status == 200)
         let forA = try #require(clients.lease(Self.a))
-        #expect(forA.clients.standard !== inFlight.clients.standard)
+        #expect(forA.clients.standard! !== inFlight.clients.standard!)
 
         // The work that leased A's old client before the reload still sends through it.
-        #expect(try await inFlight.clients.standard.send(Self.request(Self.a)).status == 200)
+        #expect(try await inFlight.clients.standard!.send(Self.request(Self.a)).status == 200)
         clients.release(inFlight)
         var retirements = clients.retirements.makeAsyncIterator()
         let retired = try #require(await retirements.next())
-        #expect(retired.map { ObjectIdentifier($0.standard) } == [ObjectIdentifier(inFlight.clients.standard)])
+        #expect(retired.map { ObjectIdentifier($0.standard!) } == [ObjectIdentifier(inFlight.clients.standard!)])
         for app in retired { await app.shutdown() }
         await #expect(throws: TransportError.self) {
-            try await inFlight.clients.standard.send(Self.request(Self.a))
+            try await inFlight.clients.standard!.send(Self.request(Self.a))
         }
-        #expect(try await forA.clients.standard.send(Self.request(Self.a)).status == 200)
+        #expect(try await forA.clients.standard!.send(Self.request(Self.a)).status == 200)
 
         #expect(simulator.records.map(\.topic) == [Self.a, Self.b, Self.a, Self.a])
         clients.release(forA)

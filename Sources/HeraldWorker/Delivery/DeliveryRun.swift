@@ -227,13 +227,20 @@ struct DeliveryRun: Sendable {
     ) async throws -> [DeviceResult] {
         var results: [DeviceResult] = []
         for (environment, share) in Self.byEnvironment(apple, app: app) where !share.isEmpty {
+            guard let transport = lease.transport(for: environment) else {
+                results += share.map { DeviceResult(token: $0.token, disposition: Self.noAPNs, retries: 0) }
+                continue
+            }
             let requests = Self.requests(for: share, job: job, bundleID: app.topic, badges: badges)
             results += try await sender.send(
                 Sender.Share(requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt),
-                through: lease.transport(for: environment), pacing: &pacing, probing: probing)
+                through: transport, pacing: &pacing, probing: probing)
         }
         return results
     }
+
+    /// What an iOS device of an app without APNs credentials comes to: failed, kept (the app may gain them).
+    static let noAPNs = Disposition.failDevice(reason: ProviderReason(rawValue: "NoAPNsCredentials", provider: "APNs"))
 
     /// The FCM requests of `devices` (Android), or why none is sent: a push type with no meaning on Android (they
     /// go to Apple devices only), an app without FCM credentials, or a message FCM would refuse for every device

@@ -48,10 +48,12 @@ extension DeliveryRun {
                 continue
             }
             var entry = Unit(small: small, unit: unit)
-            if !apple.isEmpty {
+            if !apple.isEmpty, let standard = lease.standard {
                 entry.apns = (
-                    lease.standard, RequestList(job: job, bundleID: lease.app.topic, tokens: apple, payloads: nil)
+                    standard, RequestList(job: job, bundleID: lease.app.topic, tokens: apple, payloads: nil)
                 )
+            } else if !apple.isEmpty {
+                entry.unsent = apple.map { DeviceResult(token: $0, disposition: Self.noAPNs, retries: 0) }
             }
             if !android.isEmpty {
                 let devices = android.map { token in
@@ -63,7 +65,7 @@ extension DeliveryRun {
                     for: devices, job: job, app: lease.app, transport: lease.fcm, badges: [:], now: now)
                 {
                 case .unsent(let disposition):
-                    entry.unsent = android.map { DeviceResult(token: $0, disposition: disposition, retries: 0) }
+                    entry.unsent += android.map { DeviceResult(token: $0, disposition: disposition, retries: 0) }
                 case .send(let requests, let transport):
                     entry.fcm = (transport, requests)
                 }

@@ -46,14 +46,15 @@ public final class APNSClients: Sendable {
     /// One app's clients: one per environment it serves, and FCM's when the app has FCM credentials.
     struct AppClients: Sendable {
         let byEnvironment: [AppConfiguration.Environment: APNSClient]
-        /// The client of the app's default environment (`AppConfiguration.environment`).
-        let standard: APNSClient
+        /// The client of the app's default environment (`AppConfiguration.environment`); nil for an app without
+        /// APNs credentials (FCM or Web Push only).
+        let standard: APNSClient?
         /// The app's FCM client, for its Android devices.
         var fcm: FCMTransport? = nil
 
         /// The client for `environment`; the default environment's for one the app does not serve (which
         /// `AppConfiguration.environment(ofDevice:)` never names).
-        func client(for environment: AppConfiguration.Environment) -> APNSClient {
+        func client(for environment: AppConfiguration.Environment) -> APNSClient? {
             byEnvironment[environment] ?? standard
         }
 
@@ -109,7 +110,8 @@ public final class APNSClients: Sendable {
             // Each environment's credentials: `auth`, or the environment's `auth_by_environment` entry (Apple's
             // environment-scoped keys); a token key's cache is the process's one for that key.
             var byEnvironment: [AppConfiguration.Environment: APNSClient] = [:]
-            for served in app.servedEnvironments {
+            // An app without `auth` has no APNs client: its iOS devices, if any, fail with NoAPNsCredentials.
+            for served in app.servedEnvironments where app.auth != nil {
                 let (host, port) = try app.resolvedEndpoint(for: served)
                 let configuration = APNSClientConfiguration(
                     endpoint: .init(host: host, port: port),
@@ -126,7 +128,8 @@ public final class APNSClients: Sendable {
                     configuration: configuration, eventLoopGroup: eventLoopGroup, logger: appLogger)
             }
             // `servedEnvironments` always includes `environment` (`AppsFile.parse`).
-            guard let standard = byEnvironment[app.environment] else {
+            let standard = byEnvironment[app.environment]
+            guard standard != nil || app.auth == nil else {
                 throw ConfigurationError("app \(app.id): environments must include environment")
             }
             var appClients = AppClients(byEnvironment: byEnvironment, standard: standard)
@@ -195,6 +198,8 @@ public final class APNSClients: Sendable {
             } catch {
                 throw ConfigurationError("app \(app.id): cannot open p12_file at \(path) (wrong passphrase?)")
             }
+        case nil:
+            throw ConfigurationError("app \(app.id): no APNs credentials (auth)")
         }
     }
 

@@ -12,15 +12,15 @@ protocol TransportLeasing: Sendable {
 struct TransportLease: Sendable {
     let app: AppConfiguration
     let byEnvironment: [AppConfiguration.Environment: any NotificationTransport<APNSRequest>]
-    /// The transport of the app's default environment.
-    let standard: any NotificationTransport<APNSRequest>
+    /// The transport of the app's default environment; nil for an app without APNs credentials.
+    let standard: (any NotificationTransport<APNSRequest>)?
     /// FCM's transport, for the app's Android devices; nil for an app without FCM credentials.
     var fcm: (any NotificationTransport<[UInt8]>)? = nil
     /// What the registry needs back to release it.
     let token: Int
 
     /// The transport for `environment`; the default environment's for one the app does not serve.
-    func transport(for environment: AppConfiguration.Environment) -> any NotificationTransport<APNSRequest> {
+    func transport(for environment: AppConfiguration.Environment) -> (any NotificationTransport<APNSRequest>)? {
         byEnvironment[environment] ?? standard
     }
 }
