@@ -31,7 +31,8 @@ package enum HTTPDate {
             return nil
         }
         let clock = time.split(separator: ":", omittingEmptySubsequences: false)
-        guard clock.count == 3, let hour = number(clock[0], digits: 2...2), let minute = number(clock[1], digits: 2...2),
+        guard clock.count == 3, let hour = number(clock[0], digits: 2...2),
+            let minute = number(clock[1], digits: 2...2),
             let second = number(clock[2], digits: 2...2), hour < 24, minute < 60, second <= 60
         else { return nil }
         let days = daysSince1970(year: yearNumber, month: Int64(monthIndex + 1), day: dayNumber)

@@ -48,18 +48,45 @@ public struct VAPIDKey: Sendable, CustomStringConvertible {
         guard let block = Self.pemBlock(pem, label: label) else {
             throw VAPIDKeyError("the \(label) block has no matching -----END \(label)----- line")
         }
+        if let curve = Self.otherCurve(inPEMBlock: block) {
+            throw VAPIDKeyError("the key is on curve \(curve); VAPID needs P-256 (prime256v1)")
+        }
         do {
             self.init(privateKey: try P256.Signing.PrivateKey(pemRepresentation: block))
         } catch {
-            if (try? P384.Signing.PrivateKey(pemRepresentation: block)) != nil {
-                throw VAPIDKeyError("the key is on curve P-384; VAPID needs P-256 (prime256v1)")
-            }
-            if (try? P521.Signing.PrivateKey(pemRepresentation: block)) != nil {
-                throw VAPIDKeyError("the key is on curve P-521; VAPID needs P-256 (prime256v1)")
-            }
             throw VAPIDKeyError(
                 "the \(label) block is not a P-256 private key (another algorithm or curve, or damaged base64)")
         }
+    }
+
+    /// The name of the curve a key names when it is not P-256 (swift-crypto takes any 32-byte scalar as P-256,
+    /// secp256k1's included), or nil when it names P-256 or no curve.
+    private static func otherCurve(inPEMBlock block: String) -> String? {
+        let base64 = block.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        guard let der = Data(base64Encoded: base64).map(Array.init) else { return nil }
+        let prime256v1: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]
+        let primeCurves: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01]
+        let secCurves: [UInt8] = [0x06, 0x05, 0x2B, 0x81, 0x04, 0x00]
+        if contains(der, prime256v1) { return nil }
+        if let index = firstIndex(of: secCurves, in: der), index + secCurves.count < der.count {
+            switch der[index + secCurves.count] {
+            case 0x0A: return "secp256k1"
+            case 0x22: return "P-384"
+            case 0x23: return "P-521"
+            default: return "another SEC curve"
+            }
+        }
+        if contains(der, primeCurves) { return "another prime curve" }
+        return nil
+    }
+
+    private static func contains(_ bytes: [UInt8], _ pattern: [UInt8]) -> Bool {
+        firstIndex(of: pattern, in: bytes) != nil
+    }
+
+    private static func firstIndex(of pattern: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= pattern.count else { return nil }
+        return (0...(bytes.count - pattern.count)).first { bytes[$0..<($0 + pattern.count)].elementsEqual(pattern) }
     }
 
     /// A key already in memory.

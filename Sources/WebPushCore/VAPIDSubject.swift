@@ -19,7 +19,8 @@ public struct VAPIDSubject: Sendable, Hashable, CustomStringConvertible {
         guard text.utf8.count <= Self.maximumLength else {
             throw VAPIDSubjectError("the subject is \(text.utf8.count) bytes; at most \(Self.maximumLength)")
         }
-        guard !text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        guard
+            !text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
         else {
             throw VAPIDSubjectError("the subject contains a space or control character (Apple refuses it)")
         }

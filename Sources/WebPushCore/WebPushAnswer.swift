@@ -102,8 +102,9 @@ public struct WebPushAnswer: Sendable, Hashable {
             text = String(decoding: body.prefix(4 * maximumReasonLength), as: UTF8.self)
         }
         let cleaned = withoutURLPaths(
-            String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 })))
-            .trimmingCharacters(in: .whitespaces)
+            String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+        )
+        .trimmingCharacters(in: .whitespaces)
         return cleaned.isEmpty ? nil : String(cleaned.prefix(maximumReasonLength))
     }
 

@@ -55,11 +55,11 @@ public struct WebPushNotification: Sendable, Hashable {
     ///
     /// - Service-worker form (`declarative: false`):
     ///   `{"title":…,"body":…,"tag":…,"lang":…,"icon":…,"navigate":…,"silent":…,"badge":n,"data":{…}}`.
-    /// - Declarative form (`declarative: true`): `{"web_push":8030,"notification":{"title":…,"navigate":…,"body":…,
-    ///   "tag":…,"lang":…,"icon":…,"silent":…,"data":{…}},"app_badge":n,"mutable":true}`. `mutable` lets a
-    ///   service worker still rewrite it (the declarative one is then the fallback); other browsers hand the same
-    ///   JSON to their service worker. When ``declarativeProblem()`` is not nil, the service-worker form is written
-    ///   instead: check it first.
+    /// - Declarative form (`declarative: true`):
+    ///   `{"web_push":8030,"notification":{"title":…,"navigate":…,"body":…,"tag":…,"lang":…,"icon":…,"silent":…,
+    ///   "data":{…}},"app_badge":n,"mutable":true}`. `mutable` lets a service worker still rewrite it (the
+    ///   declarative one is then the fallback); other browsers hand the same JSON to their service worker. When
+    ///   ``declarativeProblem()`` is not nil, the service-worker form is written instead: check it first.
     public func json(declarative: Bool) -> [UInt8] {
         var writer = JSONWriter(capacity: estimatedSize)
         if declarative && declarativeProblem() == nil {

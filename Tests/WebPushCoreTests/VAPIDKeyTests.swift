@@ -35,9 +35,21 @@ struct VAPIDKeyTests {
         -----END PRIVATE KEY-----
         """
 
+    // A test-only secp256k1 key (`openssl ecparam -name secp256k1 -genkey -noout`): a 32-byte scalar like P-256's.
+    static let secp256k1 = """
+        -----BEGIN EC PRIVATE KEY-----
+        MHQCAQEEIFGxIRUnN2lxcRtoZnl6U8IqOp2I26+JVb4eV7JY8Z02oAcGBSuBBAAK
+        oUQDQgAE0BHpOaaYt2Db/pW7P34c0d0YYcWL6BCxrEGNSFiaBXT4Saca2zsw0hCv
+        s2Ft6cLqvaQa7mW4D3HH9t8e7jo8AQ==
+        -----END EC PRIVATE KEY-----
+        """
+
     static let forms: [(String, String)] = [
         ("SEC1", sec1),
-        ("SEC1 after openssl's EC PARAMETERS block", "-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n" + sec1),
+        (
+            "SEC1 after openssl's EC PARAMETERS block",
+            "-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n" + sec1
+        ),
         ("PKCS#8", pkcs8),
         ("PKCS#8 with CRLF line ends", pkcs8.replacingOccurrences(of: "\n", with: "\r\n")),
     ]
@@ -69,6 +81,7 @@ struct VAPIDKeyTests {
         ("", "not PEM", "empty"),
         ("MHcCAQEEIKJPNmmUd+/Q4PZMZDwb8QfguPxKvsjjRnup35k1NchvoAoGCCqGSM49", "not PEM", "bare base64"),
         (p384, "P-384", "P-384 key"),
+        (secp256k1, "secp256k1", "secp256k1 key"),
         (
             "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIHsMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAh\n"
                 + "-----END ENCRYPTED PRIVATE KEY-----\n", "encrypted", "encrypted"
@@ -82,7 +95,13 @@ struct VAPIDKeyTests {
                 + "-----END PUBLIC KEY-----\n", "public key", "public key"
         ),
         (
-            pkcs8.replacingOccurrences(of: "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEH", with: "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEX"),
+            pkcs8.replacingOccurrences(
+                of: "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEH", with: "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEX"),
+            "another prime curve", "a P-256-sized key naming another curve"
+        ),
+        (
+            pkcs8.replacingOccurrences(
+                of: "PBvxB+C4/Eq+yONGe6nfmTU1yG+hRANCAARZPumZWljq+cy4j1eEqOSmZ+K9Rimk\n", with: ""),
             "not a P-256 private key", "damaged"
         ),
         (

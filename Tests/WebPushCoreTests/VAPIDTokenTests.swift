@@ -72,8 +72,9 @@ struct VAPIDTokenTests {
         #expect(cache.token(for: "https://web.push.apple.com") == apple)
         let fcm = cache.token(for: "https://fcm.googleapis.com")
         #expect(fcm != apple)
-        #expect(try Self.verify(fcm.jwt, publicKey: key.publicKey).claims["aud"] as? String
-            == "https://fcm.googleapis.com")
+        #expect(
+            try Self.verify(fcm.jwt, publicKey: key.publicKey).claims["aud"] as? String
+                == "https://fcm.googleapis.com")
         #expect(cache.signedCount == 2)
 
         clock.advance(11 * 3600)  // exactly renewBefore (3600 s) left: still good

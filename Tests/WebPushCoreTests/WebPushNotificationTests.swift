@@ -31,7 +31,8 @@ struct WebPushNotificationTests {
     @Test("the service-worker form holds the fields set and omits the others")
     func serviceWorkerForm() throws {
         let notification = WebPushNotification(
-            title: "Score \"update\"", body: "2–1\nfull time", tag: "match-7", lang: "en", icon: "https://x.example/i.png",
+            title: "Score \"update\"", body: "2–1\nfull time", tag: "match-7", lang: "en",
+            icon: "https://x.example/i.png",
             badge: 3, data: Array(#"{"match":7,"teams":["a","b"]}"#.utf8))
         let bytes = notification.json(declarative: false)
         let object = try Self.parse(bytes)
@@ -44,8 +45,9 @@ struct WebPushNotificationTests {
         let data = try #require(object["data"] as? [String: Any])
         #expect((data["match"] as? NSNumber)?.intValue == 7)
         #expect(Set(object.keys) == ["title", "body", "tag", "lang", "icon", "badge", "data"])
-        #expect(String(decoding: WebPushNotification(body: "x").json(declarative: false), as: UTF8.self)
-            == #"{"body":"x"}"#)
+        #expect(
+            String(decoding: WebPushNotification(body: "x").json(declarative: false), as: UTF8.self)
+                == #"{"body":"x"}"#)
         #expect(String(decoding: WebPushNotification().json(declarative: false), as: UTF8.self) == "{}")
     }
 
@@ -80,7 +82,8 @@ struct WebPushNotificationTests {
         (WebPushNotification(title: "t", navigate: "https://a.example/x", badge: -1), "badge"),
     ]
 
-    @Test("declarative needs a title and an https navigate; without them the service-worker form is written",
+    @Test(
+        "declarative needs a title and an https navigate; without them the service-worker form is written",
         arguments: problems)
     func declarativeProblems(entry: (WebPushNotification, String)) throws {
         let problem = try #require(entry.0.declarativeProblem())
