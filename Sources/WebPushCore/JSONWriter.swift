@@ -44,9 +44,10 @@ package struct JSONWriter {
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
-    /// `"key":<json>` with `json` copied as it is (the caller vouches that it is one JSON value); nothing when nil.
+    /// `"key":<json>` with `json` copied as it is (the caller vouches that it is one JSON value); nothing when nil or
+    /// empty.
     package mutating func raw(_ key: String, _ json: [UInt8]?) {
-        guard let json else { return }
+        guard let json, !json.isEmpty else { return }
         writeKey(key)
         bytes.append(contentsOf: json)
     }

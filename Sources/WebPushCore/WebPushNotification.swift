@@ -20,7 +20,7 @@ public struct WebPushNotification: Sendable, Hashable {
     public var silent: Bool?
     /// The application badge (the declarative form's `app_badge`).
     public var badge: Int?
-    /// Custom data: the UTF-8 text of a JSON object, copied into the payload as it is.
+    /// Custom data: the UTF-8 text of a JSON object, copied into the payload as it is (omitted when empty).
     public var data: [UInt8]?
 
     /// A notification; every field defaults to absent.

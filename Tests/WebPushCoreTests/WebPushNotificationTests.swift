@@ -49,6 +49,7 @@ struct WebPushNotificationTests {
             String(decoding: WebPushNotification(body: "x").json(declarative: false), as: UTF8.self)
                 == #"{"body":"x"}"#)
         #expect(String(decoding: WebPushNotification().json(declarative: false), as: UTF8.self) == "{}")
+        #expect(String(decoding: WebPushNotification(data: []).json(declarative: false), as: UTF8.self) == "{}")
     }
 
     @Test("the declarative form has web_push 8030, the notification, app_badge and mutable")
