@@ -105,6 +105,7 @@ public struct VAPIDKey: Sendable, CustomStringConvertible {
     /// The private key as PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), to write to a key file. Secret: never log it.
     public var pem: String { privateKey.pemRepresentation }
 
+    /// `VAPIDKey(<keyID>)`: safe to log.
     public var description: String { "VAPIDKey(\(keyID))" }
 
     /// The labels of the PEM blocks in `text`, in order (`EC PARAMETERS`, `EC PRIVATE KEY`, …).

@@ -68,6 +68,7 @@ public struct VAPIDSubject: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The subject (an operator's contact, not a secret).
     public var description: String { value }
 }
 

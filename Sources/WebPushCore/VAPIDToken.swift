@@ -17,6 +17,7 @@ public struct VAPIDToken: Sendable, Hashable, CustomStringConvertible {
         self.authorization = "vapid t=" + jwt + ", k=" + applicationServerKey
     }
 
+    /// `VAPIDToken(exp: <expiresAt>)`: never the JWT.
     public var description: String { "VAPIDToken(exp: \(expiresAt))" }
 }
 

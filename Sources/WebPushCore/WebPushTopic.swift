@@ -42,6 +42,7 @@ public struct WebPushTopic: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// The header's value.
     public var description: String { value }
 }
 
