@@ -350,7 +350,10 @@ let package = Package(
         ),
         .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTestSupport"]),
         .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore"]),
-        .testTarget(name: "WebPushCoreTests", dependencies: ["WebPushCore"]),
+        .testTarget(
+            name: "WebPushCoreTests",
+            dependencies: ["WebPushCore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(
             name: "FCMSimulatorTests",
             dependencies: [
