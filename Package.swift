@@ -167,6 +167,7 @@ let package = Package(
         .target(
             name: "HeraldWorker",
             dependencies: [
+                "WebPushCore",
                 "APNSChannels",
                 "HeraldCore",
                 "HeraldStore",

@@ -64,9 +64,9 @@ extension AppConfiguration {
         }
     }
 
-    /// Whether a delivery reads each device's row to choose its provider or environment: an app with FCM
-    /// credentials (its devices are iOS or Android) or one serving several APNs environments.
-    public var readsDeviceDetails: Bool { fcm != nil || sendsPerDeviceEnvironment }
+    /// Whether a delivery reads each device's row to choose its provider or environment: an app with FCM or Web
+    /// Push credentials (its devices are of several platforms) or one serving several APNs environments.
+    public var readsDeviceDetails: Bool { fcm != nil || webpush != nil || sendsPerDeviceEnvironment }
 
     /// The FCM service account key's text, read from `fcm.service_account_file` (relative to `directory`).
     public func fcmServiceAccount(directory: String) throws(ConfigurationError) -> String? {

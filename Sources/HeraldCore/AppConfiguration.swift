@@ -40,6 +40,9 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
     public var identity: Identity?
     /// FCM credentials for the app's Android devices; nil: the app has none (its Android devices are not sent to).
     public var fcm: FCM?
+    /// Web Push settings for the app's browser subscriptions; nil: the app has none (its web devices are not sent
+    /// to).
+    public var webpush: WebPush?
 
     /// An HTTPS endpoint that receives the app's events (docs/events.md): each POSTed with an HMAC-SHA256
     /// signature made with the secret in `secretFile`, tried again with backoff, and parked when it keeps failing.
@@ -78,6 +81,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         case liveActivities = "live_activities"
         case identity
         case fcm
+        case webpush
     }
 
     public init(
@@ -95,7 +99,8 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         webhook: Webhook? = nil,
         liveActivities: LiveActivitySettings? = nil,
         identity: Identity? = nil,
-        fcm: FCM? = nil
+        fcm: FCM? = nil,
+        webpush: WebPush? = nil
     ) {
         self.id = id
         self.topic = topic
@@ -112,6 +117,7 @@ public struct AppConfiguration: Sendable, Hashable, Codable {
         self.liveActivities = liveActivities
         self.identity = identity
         self.fcm = fcm
+        self.webpush = webpush
     }
 
     /// The APNs environment of an app.
@@ -267,9 +273,11 @@ public struct AppsFile: Sendable, Hashable, Codable {
             try app.liveActivities?.check(app: app.id)
             try app.identity?.check(app: app.id)
             try app.fcm?.check(app: app.id)
-            guard app.auth != nil || app.fcm != nil else {
+            try app.webpush?.check(app: app.id)
+            guard app.auth != nil || app.fcm != nil || app.webpush != nil else {
                 throw ConfigurationError(
-                    "app \(app.id): no provider credentials: give auth (APNs), fcm (Android) or both")
+                    "app \(app.id): no provider credentials: give auth (APNs), fcm (Android), webpush (browsers) or"
+                        + " several")
             }
             if let webhook = app.webhook {
                 guard let components = URLComponents(string: webhook.url), components.scheme == "https",

@@ -53,6 +53,11 @@ extension AppsFile {
                     in: fcm, known: AppConfiguration.FCM.CodingKeys.allCases.map(\.stringValue),
                     place: "the fcm of \(name)")
             }
+            if case .object(let webpush)? = app["webpush"] {
+                try refuseUnknown(
+                    in: webpush, known: AppConfiguration.WebPush.CodingKeys.allCases.map(\.stringValue),
+                    place: "the webpush of \(name)")
+            }
             if case .object(let settings)? = app["live_activities"] {
                 try refuseUnknown(
                     in: settings, known: LiveActivitySettings.CodingKeys.allCases.map(\.stringValue),

@@ -183,7 +183,7 @@ extension Target {
             var platforms: [DevicePlatform] = []
             for (index, name) in names.enumerated() {
                 guard let platform = DevicePlatform(rawValue: name) else {
-                    throw JobError(.malformed, "not a job: \(at).\(index): a platform is ios or android")
+                    throw JobError(.malformed, "not a job: \(at).\(index): a platform is ios, android or web")
                 }
                 guard !platforms.contains(platform) else {
                     throw JobError(.malformed, "not a job: \(at): platforms lists \(name) twice")

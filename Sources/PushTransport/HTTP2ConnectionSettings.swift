@@ -46,5 +46,11 @@ struct HTTP2ConnectionSettings: Sendable {
     var label: String
 
     /// The provider as log messages name it: `APNs`, `FCM`.
-    var providerName: String { label == "apns" ? "APNs" : label.uppercased() }
+    var providerName: String {
+        switch label {
+        case "apns": "APNs"
+        case "webpush": "Web Push"
+        default: label.uppercased()
+        }
+    }
 }

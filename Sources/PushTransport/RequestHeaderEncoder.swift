@@ -71,6 +71,9 @@ struct RequestHeaderEncoder {
                 + (request.collapseID?.utf8.count ?? 0)
         case .fcm(let request):
             256 + authority.utf8.count + request.path.utf8.count + (bearerToken?.utf8.count ?? 0)
+        case .webpush(let request):
+            256 + authority.utf8.count + request.path.utf8.count + (bearerToken?.utf8.count ?? 0)
+                + (request.topic?.utf8.count ?? 0)
         }
     }
 
@@ -100,6 +103,16 @@ struct RequestHeaderEncoder {
             try hpack.append(header: ":path", value: request.path)
             try appendCommon(bearerToken: bearerToken, scheme: "Bearer ")
             try hpack.append(header: "content-type", value: "application/json")
+        case .webpush(let request):
+            // Each subscription's own path: never entered. The VAPID value (`vapid t=…, k=…`) is the whole
+            // credential, the same for every request to the origin until it is renewed.
+            try hpack.appendNonIndexed(header: ":path", value: request.path)
+            try appendCommon(bearerToken: bearerToken, scheme: "")
+            try hpack.append(header: "ttl", value: String(request.ttl))
+            try hpack.append(header: "urgency", value: request.urgency)
+            if let topic = request.topic { try hpack.appendNonIndexed(header: "topic", value: topic) }
+            try hpack.append(header: "content-encoding", value: "aes128gcm")
+            try hpack.append(header: "content-type", value: "application/octet-stream")
         }
         try hpack.appendNonIndexed(header: "content-length", value: String(request.payload.count))
         var block = try hpack.endEncoding()

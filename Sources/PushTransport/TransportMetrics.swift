@@ -31,6 +31,7 @@ final class TransportMetrics: Sendable {
     enum Provider: String, Sendable {
         case apns
         case fcm
+        case webpush
     }
 
     /// Each metric's label is written out for each provider, so that what the code exports can be read from it (the
@@ -54,6 +55,14 @@ final class TransportMetrics: Sendable {
             connectionsOpened = Counter(label: "fcm_connections_opened_total")
             connectionsReplaced = Counter(label: "fcm_connections_replaced_total")
             succeeded = Counter(label: "fcm_requests_total", dimensions: [("status", "200"), ("reason", "")])
+        case .webpush:
+            connectionsOpen = Meter(label: "webpush_connections_open")
+            streamsInFlight = Meter(label: "webpush_streams_in_flight")
+            requestDuration = Metrics.Timer(label: "webpush_request_duration_seconds", preferredDisplayUnit: .seconds)
+            goAways = Counter(label: "webpush_goaways_total")
+            connectionsOpened = Counter(label: "webpush_connections_opened_total")
+            connectionsReplaced = Counter(label: "webpush_connections_replaced_total")
+            succeeded = Counter(label: "webpush_requests_total", dimensions: [("status", "200"), ("reason", "")])
         }
     }
 

@@ -8,13 +8,41 @@ public enum WireRequest: Sendable {
     case apns(APNSRequest)
     /// `POST /v1/projects/<project>/messages:send` with a JSON body.
     case fcm(FCMWireRequest)
+    /// `POST <endpoint path>` with an `aes128gcm` body and the RFC 8030 headers.
+    case webpush(WebPushWireRequest)
 
     /// The request body.
     var payload: [UInt8] {
         switch self {
         case .apns(let request): request.payload
         case .fcm(let request): request.body
+        case .webpush(let request): request.body
         }
+    }
+}
+
+/// One Web Push message as it goes on the wire (RFC 8030 §5): the subscription's endpoint path, the encrypted body
+/// (RFC 8291 `aes128gcm`) and the headers that say how long the push service may keep it (`TTL`), how urgently to
+/// deliver it (`Urgency`) and which pending message it replaces (`Topic`). The VAPID `authorization` is the
+/// client's credential, the same for every request to the origin.
+public struct WebPushWireRequest: Sendable {
+    /// The endpoint's path and query: the `:path`.
+    public var path: String
+    /// Seconds the push service may hold the message for an offline browser (RFC 8030 §5.2; always sent).
+    public var ttl: Int
+    /// `very-low`, `low`, `normal` or `high` (RFC 8030 §5.3).
+    public var urgency: String
+    /// At most 32 base64url characters (RFC 8030 §5.4), if the message replaces a pending one.
+    public var topic: String?
+    /// The encrypted body.
+    public var body: [UInt8]
+
+    public init(path: String, ttl: Int, urgency: String, topic: String?, body: [UInt8]) {
+        self.path = path
+        self.ttl = ttl
+        self.urgency = urgency
+        self.topic = topic
+        self.body = body
     }
 }
 

@@ -32,7 +32,8 @@ import Testing
         #expect {
             try AppsFile.parse(Data(neither.utf8))
         } throws: { error in
-            "\(error)" == "app a: no provider credentials: give auth (APNs), fcm (Android) or both"
+            "\(error)"
+                == "app a: no provider credentials: give auth (APNs), fcm (Android), webpush (browsers) or several"
         }
     }
 

@@ -24,7 +24,7 @@ import Testing
 
     @Test(arguments: [
         (#"{"users":["u"],"platforms":[]}"#, "platforms is empty"),
-        (#"{"users":["u"],"platforms":["web"]}"#, "a platform is ios or android"),
+        (#"{"users":["u"],"platforms":["watch"]}"#, "a platform is ios, android or web"),
         (#"{"users":["u"],"platforms":["ios","ios"]}"#, "platforms lists ios twice"),
         (#"{"activity":"x","platforms":["ios"]}"#, "platforms narrows only tokens, users, topic and all targets"),
     ])

@@ -184,12 +184,12 @@ struct DeliveryRun: Sendable {
         let stop = StopFlag(job: job.key, registry: commit.stoppedJobs)
         var fcmShare: Sender.Share<FCMRequestList>? = nil
         var fcm: (any NotificationTransport<[UInt8]>)? = nil
-        var results: [DeviceResult] = web.map {
-            DeviceResult(
-                token: $0.token,
-                disposition: .failDevice(
-                    reason: ProviderReason(rawValue: "NoWebPushCredentials", provider: "Web Push")),
-                retries: 0)
+        var results: [DeviceResult] = []
+        if !web.isEmpty {
+            // Browsers first, one origin's share after another (a handful of push services).
+            results += try await sendWeb(
+                web, of: job, publishedAt: publishedAt, app: app, lease: lease, badges: badges, stop: stop,
+                pacing: &pacing, probing: probing)
         }
         if !android.isEmpty {
             switch Self.fcmRequests(

@@ -51,6 +51,8 @@ public final class APNSClients: Sendable {
         let standard: APNSClient?
         /// The app's FCM client, for its Android devices.
         var fcm: FCMTransport? = nil
+        /// The app's Web Push clients (one per push service origin), for its browser subscriptions.
+        var webpush: WebPushTransports? = nil
 
         /// The client for `environment`; the default environment's for one the app does not serve (which
         /// `AppConfiguration.environment(ofDevice:)` never names).
@@ -62,6 +64,7 @@ public final class APNSClients: Sendable {
         func shutdown() async {
             for client in byEnvironment.values { await client.shutdown() }
             await fcm?.client.shutdown()
+            await webpush?.shutdown()
         }
     }
 
@@ -136,9 +139,31 @@ public final class APNSClients: Sendable {
             appClients.fcm = try fcmTransport(
                 of: app, directory: directory, requestTimeout: requestTimeout, eventLoopGroup: eventLoopGroup,
                 logger: logger, tokenClient: tokenClient, clock: clock)
+            appClients.webpush = try webPushTransports(
+                of: app, directory: directory, requestTimeout: requestTimeout, eventLoopGroup: eventLoopGroup,
+                logger: logger, clock: clock)
             clients[app.id] = appClients
         }
         return clients
+    }
+
+    /// The Web Push clients of an app with a `webpush` block: its VAPID key read and checked now (a bad key fails
+    /// the start or the reload), its tokens one cache per app.
+    private static func webPushTransports(
+        of app: AppConfiguration, directory: String, requestTimeout: Duration, eventLoopGroup: any EventLoopGroup,
+        logger: Logger, clock: HeraldClock
+    ) throws(ConfigurationError) -> WebPushTransports? {
+        guard let settings = app.webpush, let key = try app.vapidKey(directory: directory) else { return nil }
+        guard let subject = settings.vapidSubject else {
+            throw ConfigurationError("app \(app.id): webpush.subject is not a mailto: or https: URI")
+        }
+        var appLogger = logger
+        appLogger[metadataKey: "app"] = "\(app.id)"
+        appLogger[metadataKey: "provider"] = "webpush"
+        return WebPushTransports(
+            key: key, subject: subject, settings: settings,
+            trustRootsPEM: try app.webPushTrustRootsPEM(directory: directory), requestTimeout: requestTimeout,
+            eventLoopGroup: eventLoopGroup, logger: appLogger, clock: clock)
     }
 
     /// The FCM client of an app with FCM credentials: its service account read and checked now (a bad key fails
@@ -277,7 +302,7 @@ extension APNSClients: TransportLeasing {
         guard let lease = lease(app) else { return nil }
         return TransportLease(
             app: lease.app, byEnvironment: lease.clients.byEnvironment, standard: lease.clients.standard,
-            fcm: lease.clients.fcm, token: lease.generation)
+            fcm: lease.clients.fcm, webpush: lease.clients.webpush, token: lease.generation)
     }
 
     func release(_ lease: TransportLease) { release(generation: lease.token) }

@@ -16,6 +16,8 @@ struct TransportLease: Sendable {
     let standard: (any NotificationTransport<APNSRequest>)?
     /// FCM's transport, for the app's Android devices; nil for an app without FCM credentials.
     var fcm: (any NotificationTransport<[UInt8]>)? = nil
+    /// The app's Web Push transports, one per push service origin; nil for an app without a `webpush` block.
+    var webpush: WebPushTransports? = nil
     /// What the registry needs back to release it.
     let token: Int
 

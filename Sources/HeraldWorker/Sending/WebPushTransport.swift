@@ -1,0 +1,199 @@
+import APNSCore
+import HeraldCore
+import Logging
+import NIOCore
+import PushTransport
+import Synchronization
+import WebPushCore
+
+/// An app's Web Push side: its VAPID key's token cache (one token per push service origin, signed once and renewed
+/// an hour before it expires, WEBPUSH.md) and one ``WebPushOriginTransport`` per push service origin its
+/// subscriptions live at, opened on first use. Push services are a handful of origins for millions of
+/// subscriptions; at most ``maximumOrigins`` are served at once (a device at another fails with `TooManyOrigins`).
+final class WebPushTransports: Sendable {
+    /// The most push service origins an app's clients connect to.
+    static let maximumOrigins = 64
+
+    let tokens: VAPIDTokenCache
+    /// The app's Web Push settings.
+    let settings: AppConfiguration.WebPush
+    private let trustRootsPEM: [String]
+    private let requestTimeout: Duration
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    private let clock: HeraldClock
+    private let origins = Mutex<[String: WebPushOriginTransport]>([:])
+
+    init(
+        key: VAPIDKey, subject: VAPIDSubject, settings: AppConfiguration.WebPush, trustRootsPEM: [String],
+        requestTimeout: Duration, eventLoopGroup: any EventLoopGroup, logger: Logger, clock: HeraldClock
+    ) {
+        self.tokens = VAPIDTokenCache(key: key, subject: subject, now: { clock.unixSeconds })
+        self.settings = settings
+        self.trustRootsPEM = trustRootsPEM
+        self.requestTimeout = requestTimeout
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// The transport to `endpoint`'s origin, opened now if it is the first; nil past ``maximumOrigins``.
+    func transport(for endpoint: WebPushEndpoint) -> WebPushOriginTransport? {
+        origins.withLock { origins in
+            if let open = origins[endpoint.origin] { return open }
+            guard origins.count < Self.maximumOrigins else { return nil }
+            let host =
+                endpoint.host.hasPrefix("[") ? String(endpoint.host.dropFirst().dropLast()) : endpoint.host
+            var configuration = WebPushClientConfiguration(
+                endpoint: HTTP2Endpoint(host: host, port: endpoint.port), additionalTrustRootsPEM: trustRootsPEM)
+            configuration.requestTimeout = requestTimeout
+            var originLogger = logger
+            originLogger[metadataKey: "origin"] = "\(endpoint.origin)"
+            let origin = endpoint.origin
+            let tokens = self.tokens
+            let client = WebPushClient(
+                configuration: configuration, authorization: { tokens.token(for: origin).authorization },
+                eventLoopGroup: eventLoopGroup, logger: originLogger)
+            let transport = WebPushOriginTransport(client: client, clock: clock)
+            origins[endpoint.origin] = transport
+            return transport
+        }
+    }
+
+    /// Shuts every origin's client down.
+    func shutdown() async {
+        let open = origins.withLock { Array($0.values) }
+        for transport in open { await transport.client.shutdown() }
+    }
+}
+
+/// One push service origin's client as a `NotificationTransport`: its answers read with WebPushCore in the
+/// provider-neutral terms, its table Web Push's. A 429 or 503 with `Retry-After` pauses the origin: until then this
+/// transport sends nothing more to it and answers each request it holds back as the service would (the status, the
+/// time left), so that those devices wait in the delay queues with the rest, not in a worker (WEBPUSH.md: back off
+/// that service).
+final class WebPushOriginTransport: NotificationTransport {
+    let client: WebPushClient
+    private let clock: HeraldClock
+    /// Until when the service asked the origin to wait, and with which status.
+    private let pausedUntil = Mutex<(until: ContinuousClock.Instant, status: Int)?>(nil)
+
+    init(client: WebPushClient, clock: HeraldClock) {
+        self.client = client
+        self.clock = clock
+    }
+
+    /// The reason of a request held back while the origin waits.
+    static let originPause = "OriginPause"
+
+    func transportAll(
+        count: Int,
+        concurrency: Int,
+        request: @escaping @Sendable (Int) -> WebPushWireRequest?,
+        onAnswer: @escaping @Sendable (Int, Result<ProviderAnswer, TransportFailure>) -> Void
+    ) async -> [Result<ProviderAnswer, TransportFailure>?] {
+        if let held = heldBack() {
+            return (0..<count).map { index in
+                guard request(index) != nil else { return nil }
+                onAnswer(index, .success(held))
+                return .success(held)
+            }
+        }
+        let clock = self.clock
+        let answers = await client.sendAll(count: count, concurrency: concurrency, request: request) {
+            [self] index, answer in
+            let neutral = Self.neutral(answer, clock: clock)
+            notePause(neutral)
+            onAnswer(index, neutral)
+        }
+        return answers.map { $0.map { Self.neutral($0, clock: clock) } }
+    }
+
+    func transport(_ request: WebPushWireRequest) async throws(TransportFailure) -> ProviderAnswer {
+        if let held = heldBack() { return held }
+        do {
+            let answer = Self.answer(try await client.send(request), clock: clock)
+            notePause(.success(answer))
+            return answer
+        } catch {
+            throw TransportFailure(code: error.code.description)
+        }
+    }
+
+    /// The answer for a request held back while the origin waits, or nil when it need not wait.
+    private func heldBack() -> ProviderAnswer? {
+        let now = clock.now()
+        guard let paused = pausedUntil.withLock({ $0 }), paused.until > now else { return nil }
+        return ProviderAnswer(
+            status: paused.status, reason: ProviderReason(rawValue: Self.originPause, provider: "Web Push"),
+            retryAfter: paused.until - now)
+    }
+
+    /// A 429 or 503 with a `Retry-After`: the origin waits until then (the latest such answer wins).
+    private func notePause(_ answer: Result<ProviderAnswer, TransportFailure>) {
+        guard case .success(let answer) = answer, answer.status == 429 || answer.status == 503,
+            let wait = answer.retryAfter, wait > .zero
+        else { return }
+        let until = clock.now() + wait
+        pausedUntil.withLock { paused in
+            if paused.map({ $0.until < until }) ?? true { paused = (until, answer.status) }
+        }
+    }
+
+    var settlement: any SettlementTable { WebPushSettlementTable() }
+
+    static func answer(_ response: WireResponse, clock: HeraldClock) -> ProviderAnswer {
+        if response.status == 201 { return ProviderAnswer(status: 201) }
+        return ProviderAnswer(
+            WebPushAnswer(
+                status: response.status, retryAfter: response.retryAfter, body: response.body,
+                now: clock.unixSeconds))
+    }
+
+    private static func neutral(_ answer: Result<WireResponse, TransportError>, clock: HeraldClock) -> Result<
+        ProviderAnswer, TransportFailure
+    > {
+        switch answer {
+        case .success(let response): .success(Self.answer(response, clock: clock))
+        case .failure(let error): .failure(TransportFailure(code: error.code.description))
+        }
+    }
+}
+
+/// A share's Web Push requests, all to one origin: the job's payload written once per variant (locale and badge),
+/// each device's copy encrypted for its subscription when its request is made (a fresh key and salt per message,
+/// RFC 8291), on the event loop that sends it.
+final class WebPushRequestList: RequestSource {
+    let tokens: [DeviceToken]
+    private let subscriptions: [WebPushSubscription]
+    private let payloads: [[UInt8]]
+    /// Each device's payload index when devices get different payloads; nil: all get the first.
+    private let variantOf: [Int]?
+    private let ttl: Int
+    private let urgency: String
+    private let topic: String?
+
+    init(
+        subscriptions: [WebPushSubscription], tokens: [DeviceToken], payloads: [[UInt8]], variantOf: [Int]?,
+        ttl: Int, urgency: WebPushUrgency, topic: WebPushTopic?
+    ) {
+        self.subscriptions = subscriptions
+        self.tokens = tokens
+        self.payloads = payloads
+        self.variantOf = variantOf
+        self.ttl = ttl
+        self.urgency = urgency.headerValue
+        self.topic = topic?.value
+    }
+
+    subscript(index: Int) -> WebPushWireRequest {
+        let subscription = subscriptions[index]
+        // Every payload was checked against the plaintext limit when the list was made, and the keys when the
+        // subscription was registered: encryption cannot fail but for a broken random source. An empty body then
+        // gets the service's 400, which fails that device alone.
+        let body =
+            (try? WebPushEncryption.encrypt(payloads[variantOf?[index] ?? 0], for: subscription.keys)) ?? []
+        return WebPushWireRequest(
+            path: subscription.endpoint.path, ttl: ttl, urgency: urgency, topic: topic, body: body)
+    }
+}
