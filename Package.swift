@@ -349,7 +349,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTestSupport"]),
+        .testTarget(name: "HeraldCoreTests", dependencies: ["HeraldCore", "HeraldTestSupport", "WebPushCore"]),
         .testTarget(name: "FCMCoreTests", dependencies: ["FCMCore"]),
         .testTarget(
             name: "WebPushCoreTests",
