@@ -224,6 +224,8 @@ let package = Package(
         .target(
             name: "HeraldDoctor",
             dependencies: [
+                "WebPushCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 "APNSCore",
                 "FCMCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -292,6 +294,7 @@ let package = Package(
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
+                "WebPushCore",
                 "APNSChannels",
                 "FCMCore",
                 "FCMSimulator",

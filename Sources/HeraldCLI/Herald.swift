@@ -15,7 +15,7 @@ struct Herald: AsyncParsableCommand {
             ApiCommand.self, PublishCommand.self, ReportCommand.self, KeysCommand.self, JobsCommand.self,
             TopologyCommand.self, BenchCommand.self, ChannelsCommand.self, DoctorCommand.self,
             ConfigCommand.self,
-            ParkedCommand.self,
+            ParkedCommand.self, WebPushCommand.self,
         ]
     )
 }

@@ -30,6 +30,7 @@ extension Doctor {
             // with no provider at all.
             findings.append(.pass(subject, "no APNs credentials (auth): its iOS devices, if any, are not sent to"))
             findings += await checkFCM(app, directory: directory)
+            findings += checkWebPush(app, directory: directory)
             return findings
         }
         var roots: [NIOSSLCertificate] = []
@@ -56,6 +57,7 @@ extension Doctor {
                     identity: identity, subject: subject))
         }
         findings += await checkFCM(app, directory: directory)
+        findings += checkWebPush(app, directory: directory)
         return findings
     }
 
