@@ -45,6 +45,8 @@ http {
         keepalive_timeout 600s;
         location /3/device/ { return 200; }
         location /v1/projects/ { return 200; }
+        # A Web Push service: every push accepted as the services do (201).
+        location /push/ { return 201; }
         # FCM's token endpoint for the benchmarks: a fixed access token (the sink checks no credential).
         location = /token {
             default_type application/json;
