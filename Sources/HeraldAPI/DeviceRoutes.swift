@@ -257,7 +257,8 @@ struct RegistrationBody: Decodable {
 
 /// A device as the API shows it.
 struct DeviceView: Encodable {
-    var token: String
+    /// Nil (left out) for a web device: its token is its endpoint, shown only redacted.
+    var token: String?
     var userID: String?
     var locale: String?
     var topics: [String]
@@ -266,8 +267,9 @@ struct DeviceView: Encodable {
     var badge: Int
     var platform: String
     var fcmKind: String?
-    /// For a web device: its endpoint's origin (the push service) and its expiration (ms since 1970, or null).
-    var web: (origin: String, expirationTime: Int64?)?
+    /// For a web device: its endpoint redacted and its origin (the push service), and its expiration (ms since
+    /// 1970, or null).
+    var web: (redacted: String, origin: String, expirationTime: Int64?)?
     var created: Bool?
     var replaced: Bool?
 
@@ -277,14 +279,15 @@ struct DeviceView: Encodable {
         case registeredAt = "registered_at"
         case fcmKind = "fcm_kind"
         case endpointOrigin = "endpoint_origin"
+        case endpointRedacted = "endpoint_redacted"
         case expirationTime = "expiration_time"
     }
 
     init(_ device: RegisteredDevice) {
-        // A web device's token is its endpoint, a capability URL: shown redacted (origin and last characters), as
-        // it is logged, never in full; its keys are never shown.
-        token = device.webSubscription?.endpoint.redacted ?? device.token.hex
-        web = device.webSubscription.map { ($0.endpoint.origin, $0.expirationTime) }
+        // A web device's token is its endpoint, a capability URL: shown only redacted (origin and last characters),
+        // as it is logged, never in full, and not as `token` (which would not name the device); its keys never.
+        token = device.webSubscription == nil ? device.token.hex : nil
+        web = device.webSubscription.map { ($0.endpoint.redacted, $0.endpoint.origin, $0.expirationTime) }
         userID = device.userID
         locale = device.locale
         topics = device.topics
@@ -297,7 +300,7 @@ struct DeviceView: Encodable {
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(token, forKey: .token)
+        try container.encodeIfPresent(token, forKey: .token)
         try container.encode(userID, forKey: .userID)
         try container.encode(locale, forKey: .locale)
         try container.encode(topics, forKey: .topics)
@@ -307,6 +310,7 @@ struct DeviceView: Encodable {
         try container.encode(platform, forKey: .platform)
         try container.encode(fcmKind, forKey: .fcmKind)
         if let web {
+            try container.encode(web.redacted, forKey: .endpointRedacted)
             try container.encode(web.origin, forKey: .endpointOrigin)
             try container.encode(web.expirationTime, forKey: .expirationTime)
         }

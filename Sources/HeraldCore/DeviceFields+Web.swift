@@ -27,16 +27,23 @@ extension DeviceFields {
     }
 
     /// Validates a Push API subscription as a web device registers it (API, CSV and JSON Lines imports alike): an
-    /// https endpoint of at most 2,048 bytes (`WebPushEndpoint`), `p256dh` a P-256 point and `auth` 16 bytes in
+    /// https endpoint of at most 2,048 bytes (`WebPushEndpoint`) at a host name or IPv4 address, `p256dh` a P-256 point and `auth` 16 bytes in
     /// base64url, `expirationTime` milliseconds since 1970 or nil. The sentence names the field (as `names` calls
     /// it) and the rule, never the endpoint or a key.
     public static func webSubscription(
         endpoint: String, p256dh: String, auth: String, expirationTime: Int64?, names: WebSubscriptionNames
     ) throws(JobError) -> WebPushSubscription {
+        let parsed: WebPushEndpoint
         do {
-            _ = try WebPushEndpoint(endpoint)
+            parsed = try WebPushEndpoint(endpoint)
         } catch {
             throw JobError(.invalidTarget, "\(names.endpoint): \(error.description)")
+        }
+        // Push services' endpoints are at host names: an IPv6 literal (which WebPushEndpoint reads) is not taken,
+        // so that every registered origin is a plain `https://host[:port]`.
+        guard !parsed.host.hasPrefix("[") else {
+            throw JobError(
+                .invalidTarget, "\(names.endpoint): the endpoint's host must be a host name or an IPv4 address")
         }
         do {
             _ = try WebPushKeys(p256dh: p256dh, auth: auth)
@@ -65,6 +72,7 @@ extension DeviceFields {
         guard text.utf8.count > 8, text.utf8.prefix(8).map({ $0 | 0x20 }) == Array("https://".utf8) else {
             return nil
         }
-        return try? DeviceAddress(platform: .web, text: text).token
+        guard let endpoint = try? WebPushEndpoint(text), !endpoint.host.hasPrefix("[") else { return nil }
+        return DeviceToken(trustedHex: endpoint.url)
     }
 }
