@@ -129,7 +129,7 @@ struct RegistrationBody: Decodable {
     var locale: FieldUpdate<String>
     var topics: FieldUpdate<[String]>
     var environment: FieldUpdate<String>
-    /// `ios` (the default) or `android`.
+    /// `ios` (the default), `android` or `web`.
     var platform: String?
     /// For Android: `token` (the default) or `fid`; refused for iOS and web.
     var fcmKind: String?
