@@ -3,10 +3,11 @@ import FCMCore
 import HeraldCore
 import HeraldStore
 import Hummingbird
+import WebPushCore
 
 /// `POST /v1/apps/{app}/devices`, `GET` and `DELETE /v1/apps/{app}/devices/{token}`. A device is an iOS one (an
-/// APNs token, the default) or an Android one (an FCM registration token or installation id, `fcm_kind`), and its
-/// token is held to its platform's rules.
+/// APNs token, the default), an Android one (an FCM registration token or installation id, `fcm_kind`) or a web one
+/// (a Push API `subscription`, whose endpoint is its token), and its token is held to its platform's rules.
 struct DeviceRoutes: Sendable {
     let api: API
 
@@ -77,9 +78,10 @@ struct DeviceRoutes: Sendable {
         guard candidates.tokens.isEmpty else { return candidates.tokens }
         throw APIError.badRequest(
             "invalid_token",
-            "token: not a device token of either platform: \(candidates.problem ?? "not an iOS device token"), and not"
+            "token: not a device token of any platform: \(candidates.problem ?? "not an iOS device token"), not"
                 + " an Android registration token (\(FCMTarget.tokenLengths.lowerBound) to"
-                + " \(FCMTarget.tokenLengths.upperBound) characters of A-Z a-z 0-9 _ : -)")
+                + " \(FCMTarget.tokenLengths.upperBound) characters of A-Z a-z 0-9 _ : -), and not a web"
+                + " subscription's endpoint (an https URL, percent-encoded as one path segment)")
     }
 
     /// Registers with the caller's key: a key that may only register is limited to the devices it registered
@@ -120,16 +122,19 @@ struct DeviceRoutes: Sendable {
 
 /// The registration body. Absent fields keep what is stored; `null` clears.
 struct RegistrationBody: Decodable {
-    var token: String
+    /// Required for iOS and Android; for web, absent or the subscription's endpoint.
+    var token: String?
     var oldToken: String?
     var userID: FieldUpdate<String>
     var locale: FieldUpdate<String>
     var topics: FieldUpdate<[String]>
     var environment: FieldUpdate<String>
-    /// `ios` (the default) or `android`.
+    /// `ios` (the default), `android` or `web`.
     var platform: String?
-    /// For Android: `token` (the default) or `fid`; refused for iOS.
+    /// For Android: `token` (the default) or `fid`; refused for iOS and web.
     var fcmKind: String?
+    /// For web (required there, refused otherwise): `PushSubscription.toJSON()`.
+    var subscription: SubscriptionBody?
     /// The backend's proof that the device may be bound to `user_id` (`IdentityToken`), for a register-only key.
     var identityToken: String?
 
@@ -140,12 +145,13 @@ struct RegistrationBody: Decodable {
         case locale, topics, environment, platform
         case fcmKind = "fcm_kind"
         case identityToken = "identity_token"
+        case subscription
     }
 
     init(from decoder: any Decoder) throws {
         try decoder.refuseUnknownFields(CodingKeys.allCases.map(\.rawValue), in: "the device registration")
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        token = try container.decode(String.self, forKey: .token)
+        token = try container.decodeIfPresent(String.self, forKey: .token)
         oldToken = try container.decodeIfPresent(String.self, forKey: .oldToken)
         func update<T: Decodable>(_ key: CodingKeys) throws -> FieldUpdate<T> {
             guard container.contains(key) else { return .keep }
@@ -158,7 +164,7 @@ struct RegistrationBody: Decodable {
         environment = try update(.environment)
         // Left out means the default; null is not a platform or a kind (unlike the fields null clears).
         if container.contains(.platform), try container.decodeNil(forKey: .platform) {
-            throw APIError.badRequest("invalid_field", "platform must be ios or android")
+            throw APIError.badRequest("invalid_field", "platform must be ios, android or web")
         }
         if container.contains(.fcmKind), try container.decodeNil(forKey: .fcmKind) {
             throw APIError.badRequest("invalid_field", "fcm_kind must be token or fid")
@@ -166,6 +172,10 @@ struct RegistrationBody: Decodable {
         platform = try container.decodeIfPresent(String.self, forKey: .platform)
         fcmKind = try container.decodeIfPresent(String.self, forKey: .fcmKind)
         identityToken = try container.decodeIfPresent(String.self, forKey: .identityToken)
+        if container.contains(.subscription), try container.decodeNil(forKey: .subscription) {
+            throw APIError.badRequest("invalid_field", "subscription must be an object (PushSubscription.toJSON())")
+        }
+        subscription = try container.decodeIfPresent(SubscriptionBody.self, forKey: .subscription)
     }
 
     /// Checks every field; nothing is stored unless all of them pass.
@@ -174,8 +184,14 @@ struct RegistrationBody: Decodable {
         switch self.platform {
         case nil, "ios": platform = .ios
         case "android": platform = .android
-        default: throw APIError.badRequest("invalid_field", "platform must be ios or android")
+        case "web": platform = .web
+        default: throw APIError.badRequest("invalid_field", "platform must be ios, android or web")
         }
+        if platform == .web { return try validatedWeb() }
+        guard subscription == nil else {
+            throw APIError.badRequest("invalid_field", "subscription is for web devices only (platform web)")
+        }
+        guard let tokenText = self.token else { throw APIError.badRequest("malformed_json", "missing field token") }
         let kind: FCMTarget.Kind?
         switch (platform, fcmKind) {
         case (.ios, nil): kind = nil
@@ -184,16 +200,25 @@ struct RegistrationBody: Decodable {
         case (.android, nil), (.android, "token"): kind = .token
         case (.android, "fid"): kind = .fid
         case (.android, _): throw APIError.badRequest("invalid_field", "fcm_kind must be token or fid")
-        case (.web, _): throw APIError.badRequest("invalid_field", "platform must be ios or android")
+        case (.web, _):
+            throw APIError.badRequest("invalid_field", "fcm_kind is for Android devices only (platform android)")
         }
-        let token = try DeviceRoutes.token(self.token, field: "token", platform: platform, fcmKind: kind)
+        let token = try DeviceRoutes.token(tokenText, field: "token", platform: platform, fcmKind: kind)
         // The old token is the same platform's, of either kind for Android (an app moving from registration tokens
         // to installation ids replaces one with the other): an installation id is also a registration token by
         // the rules.
         let old = try oldToken.map { (text) throws(APIError) in
             try DeviceRoutes.token(text, field: "old_token", platform: platform)
         }
-        // The rules `herald devices import` applies too (DeviceFields).
+        try checkFields()
+        return DeviceRegistration(
+            token: token, oldToken: old, userID: userID, locale: locale, topics: topics, environment: environment,
+            platform: platform, fcmKind: kind
+        )
+    }
+
+    /// The fields every platform has, by the rules `herald devices import` applies too (DeviceFields).
+    func checkFields() throws(APIError) {
         if case .set(let user) = userID, let problem = DeviceFields.userIDProblem(user) {
             throw APIError.badRequest("invalid_field", problem)
         }
@@ -213,10 +238,6 @@ struct RegistrationBody: Decodable {
         if case .set(let environment) = environment, environment != "production", environment != "sandbox" {
             throw APIError.badRequest("invalid_field", "environment must be production or sandbox")
         }
-        return DeviceRegistration(
-            token: token, oldToken: old, userID: userID, locale: locale, topics: topics, environment: environment,
-            platform: platform, fcmKind: kind
-        )
     }
 
     /// 1 to `maximum` characters (Unicode scalars, as the schemas' maxLength counts them), no control character
@@ -236,7 +257,8 @@ struct RegistrationBody: Decodable {
 
 /// A device as the API shows it.
 struct DeviceView: Encodable {
-    var token: String
+    /// Nil (left out) for a web device: its token is its endpoint, shown only redacted.
+    var token: String?
     var userID: String?
     var locale: String?
     var topics: [String]
@@ -245,6 +267,9 @@ struct DeviceView: Encodable {
     var badge: Int
     var platform: String
     var fcmKind: String?
+    /// For a web device: its endpoint redacted and its origin (the push service), and its expiration (ms since
+    /// 1970, or null).
+    var web: (redacted: String, origin: String, expirationTime: Int64?)?
     var created: Bool?
     var replaced: Bool?
 
@@ -253,10 +278,16 @@ struct DeviceView: Encodable {
         case userID = "user_id"
         case registeredAt = "registered_at"
         case fcmKind = "fcm_kind"
+        case endpointOrigin = "endpoint_origin"
+        case endpointRedacted = "endpoint_redacted"
+        case expirationTime = "expiration_time"
     }
 
     init(_ device: RegisteredDevice) {
-        token = device.token.hex
+        // A web device's token is its endpoint, a capability URL: shown only redacted (origin and last characters),
+        // as it is logged, never in full, and not as `token` (which would not name the device); its keys never.
+        token = device.webSubscription == nil ? device.token.hex : nil
+        web = device.webSubscription.map { ($0.endpoint.redacted, $0.endpoint.origin, $0.expirationTime) }
         userID = device.userID
         locale = device.locale
         topics = device.topics
@@ -269,7 +300,7 @@ struct DeviceView: Encodable {
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(token, forKey: .token)
+        try container.encodeIfPresent(token, forKey: .token)
         try container.encode(userID, forKey: .userID)
         try container.encode(locale, forKey: .locale)
         try container.encode(topics, forKey: .topics)
@@ -278,6 +309,11 @@ struct DeviceView: Encodable {
         try container.encode(badge, forKey: .badge)
         try container.encode(platform, forKey: .platform)
         try container.encode(fcmKind, forKey: .fcmKind)
+        if let web {
+            try container.encode(web.redacted, forKey: .endpointRedacted)
+            try container.encode(web.origin, forKey: .endpointOrigin)
+            try container.encode(web.expirationTime, forKey: .expirationTime)
+        }
         try container.encodeIfPresent(created, forKey: .created)
         try container.encodeIfPresent(replaced, forKey: .replaced)
     }

@@ -13,6 +13,7 @@ public enum ReportRendering {
             var recordedAt: String
             var platform: String
             var fcmKind: String?
+            var endpointOrigin: String?
 
             enum CodingKeys: String, CodingKey {
                 case token, reason, platform
@@ -20,6 +21,7 @@ public enum ReportRendering {
                 case jobID = "job_id"
                 case recordedAt = "recorded_at"
                 case fcmKind = "fcm_kind"
+                case endpointOrigin = "endpoint_origin"
             }
 
             public func encode(to encoder: any Encoder) throws {
@@ -31,6 +33,7 @@ public enum ReportRendering {
                 try container.encode(recordedAt, forKey: .recordedAt)
                 try container.encode(platform, forKey: .platform)
                 try container.encode(fcmKind, forKey: .fcmKind)
+                try container.encode(endpointOrigin, forKey: .endpointOrigin)
             }
         }
 
@@ -67,15 +70,16 @@ public enum ReportRendering {
                     token: record.token.hex, reason: record.reason,
                     apnsTimestamp: record.apnsTimestamp.map(RFC3339Milliseconds.format), jobID: record.jobID,
                     recordedAt: RFC3339Milliseconds.format(record.recordedAt), platform: record.platform.rawValue,
-                    fcmKind: record.fcmKind?.rawValue
+                    fcmKind: record.fcmKind?.rawValue, endpointOrigin: record.endpointOrigin
                 )
             }
         }
     }
 
     /// The header of the dead-token CSV: the platform columns come last, so that a reader of the earlier five
-    /// finds them where they were.
-    public static let deadTokensCSVHeader = "token,reason,apns_timestamp,job_id,recorded_at,platform,fcm_kind"
+    /// finds them where they were (and `endpoint_origin`, a web subscription's push service, after those).
+    public static let deadTokensCSVHeader =
+        "token,reason,apns_timestamp,job_id,recorded_at,platform,fcm_kind,endpoint_origin"
 
     /// The dead-token rows as CSV, header first.
     public static func deadTokensCSV(_ report: DeadTokenReport) -> String {
@@ -85,7 +89,7 @@ public enum ReportRendering {
             let fields = [
                 record.reason, record.apnsTimestamp.map(RFC3339Milliseconds.format) ?? "", record.jobID ?? "",
                 RFC3339Milliseconds.format(record.recordedAt), record.platform.rawValue,
-                record.fcmKind?.rawValue ?? "",
+                record.fcmKind?.rawValue ?? "", record.endpointOrigin ?? "",
             ].map(csvField)
             lines.append(([tokenField(record.token.hex)] + fields).joined(separator: ","))
         }

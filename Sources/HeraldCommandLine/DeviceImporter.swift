@@ -30,8 +30,8 @@ package struct DeviceImporter: Sendable {
         package var analysisError: StoreError?
     }
 
-    /// Imports a CSV file (header token,user_id,locale,topics, optionally followed by platform and fcm_kind); bad
-    /// rows are counted and skipped.
+    /// Imports a CSV file (header token,user_id,locale,topics, optionally followed by platform and fcm_kind, and
+    /// then by p256dh, auth and expiration_time); bad rows are counted and skipped.
     package func run(_ lines: LineReader, progress: (Int) -> Void) async throws -> Summary {
         var summary = Summary()
         var batch: [DeviceRecord] = []
@@ -59,6 +59,40 @@ package struct DeviceImporter: Sendable {
             }
         }
         guard lineNumber > 0 else { throw ValidationError("the CSV file is empty: it needs the header line") }
+        if !batch.isEmpty { try await write(batch, into: &summary) }
+        await analyze(&summary)
+        return summary
+    }
+
+    /// Imports a JSON Lines file of web subscriptions (`DeviceJSONLines`: one object per line, each with its
+    /// `PushSubscription.toJSON()`), in the same COPY batches; a bad line, or one over
+    /// `DeviceJSONLines.maximumLineBytes`, is counted with its number and skipped, the others are imported.
+    package func runJSONLines(_ lines: LineReader, progress: (Int) -> Void) async throws -> Summary {
+        var summary = Summary()
+        var batch: [DeviceRecord] = []
+        batch.reserveCapacity(batchSize)
+        var lineNumber = 0
+        var lines = lines
+        while let line = lines.next(maximumBytes: DeviceJSONLines.maximumLineBytes) {
+            lineNumber += 1
+            do throws(DeviceCSV.RowError) {
+                switch line {
+                case .line(let text):
+                    if let record = try DeviceJSONLines.parse(text, lineNumber: lineNumber) { batch.append(record) }
+                case .tooLong(let bytes):
+                    throw DeviceCSV.RowError(
+                        line: lineNumber,
+                        message: "the line is \(bytes) bytes; at most \(DeviceJSONLines.maximumLineBytes)")
+                }
+            } catch {
+                summary.errors.append(error)
+            }
+            if batch.count >= batchSize {
+                try await write(batch, into: &summary)
+                batch.removeAll(keepingCapacity: true)
+                progress(summary.imported)
+            }
+        }
         if !batch.isEmpty { try await write(batch, into: &summary) }
         await analyze(&summary)
         return summary

@@ -29,4 +29,33 @@ package struct LineReader: @unchecked Sendable {
         while let last = line.last, last.isNewline { line.removeLast() }
         return line
     }
+
+    /// A line read with a bound: its text, or how many bytes it had when it was longer than the bound (its bytes
+    /// past the bound are read and dropped, never held).
+    package enum BoundedLine: Sendable, Hashable {
+        case line(String)
+        case tooLong(bytes: Int)
+    }
+
+    /// The next line without its line break, holding at most `maximumBytes` of it; nil at the end.
+    package mutating func next(maximumBytes: Int) -> BoundedLine? {
+        var bytes: [UInt8] = []
+        var count = 0
+        var sawAny = false
+        while true {
+            let c = getc(handle)
+            if c == EOF { break }
+            sawAny = true
+            if c == 0x0A { break }
+            count += 1
+            if count <= maximumBytes + 1 { bytes.append(UInt8(truncatingIfNeeded: c)) }
+        }
+        guard sawAny else { return nil }
+        if bytes.last == 0x0D {
+            bytes.removeLast()
+            count -= 1
+        }
+        guard count <= maximumBytes else { return .tooLong(bytes: count) }
+        return .line(String(decoding: bytes, as: UTF8.self))
+    }
 }

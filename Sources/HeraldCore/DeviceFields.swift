@@ -73,10 +73,13 @@ public enum DeviceFields {
         }
     }
 
-    /// Whether `text` is a device token by either platform's rules (an iOS token, or an Android registration
-    /// token, which an installation id also is), as a path names a device: the candidates to look it up by, the iOS
-    /// reading (lowercase hex) first. Empty if it is neither; the sentence of the iOS rule is then `problem`.
+    /// Whether `text` is a device token by any platform's rules (an iOS token, an Android registration token, which
+    /// an installation id also is, or a web subscription's endpoint), as a path names a device: the candidates to
+    /// look it up by, the iOS reading (lowercase hex) first. Empty if it is none; the sentence of the iOS rule is then
+    /// `problem`.
     public static func tokenCandidates(_ text: String) -> (tokens: [DeviceToken], problem: String?) {
+        // A web subscription's endpoint (an https URL): no iOS or Android token has its `:` and `/`.
+        if let web = webToken(text) { return ([web], nil) }
         var tokens: [DeviceToken] = []
         var problem: String? = nil
         do {

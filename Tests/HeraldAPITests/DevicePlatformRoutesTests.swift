@@ -80,7 +80,7 @@ import Testing
                 let response = try await h.request(.get, "\(Self.devices)/\(bad)", key: h.keyA)
                 #expect(response.status == .badRequest, "\(bad)")
                 #expect(response.errorCode == "invalid_token")
-                #expect(response.text.contains("not a device token of either platform"))
+                #expect(response.text.contains("not a device token of any platform"))
                 #expect(response.text.contains("Android registration token (20 to 4096 characters"))
                 #expect(!response.text.contains("bang") && !response.text.contains("short"))
             }
@@ -89,7 +89,7 @@ import Testing
 
     @Test(arguments: [
         // body, the words of the answer
-        (#""platform": "windows""#, "platform must be ios or android"),
+        (#""platform": "windows""#, "platform must be ios, android or web"),
         (#""platform": "ios", "fcm_kind": "token""#, "fcm_kind is for Android devices only"),
         (#""fcm_kind": "fid""#, "fcm_kind is for Android devices only"),
         (#""platform": "android", "fcm_kind": "apns""#, "fcm_kind must be token or fid"),
@@ -195,13 +195,13 @@ import Testing
 
             let csv = try await h.request(.get, report + "&format=csv", key: h.keyA)
             let lines = csv.text.split(separator: "\n").map(String.init)
-            #expect(lines.first == "token,reason,apns_timestamp,job_id,recorded_at,platform,fcm_kind")
+            #expect(lines.first == "token,reason,apns_timestamp,job_id,recorded_at,platform,fcm_kind,endpoint_origin")
             // The token as it is, even with a leading `-` (no `'` guard: a token cannot hold a formula).
             #expect(
                 lines.contains {
-                    $0.hasPrefix("-\(Self.androidToken),Unregistered,,j,") && $0.hasSuffix(",android,token")
+                    $0.hasPrefix("-\(Self.androidToken),Unregistered,,j,") && $0.hasSuffix(",android,token,")
                 })
-            #expect(lines.contains { $0.hasPrefix("\(APIHarness.token(3)),") && $0.hasSuffix(",ios,") })
+            #expect(lines.contains { $0.hasPrefix("\(APIHarness.token(3)),") && $0.hasSuffix(",ios,,") })
         }
     }
 }

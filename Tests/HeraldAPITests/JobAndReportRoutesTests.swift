@@ -75,7 +75,7 @@ import Testing
             #expect(csv.status == .ok)
             #expect(csv.headers[.contentType]?.hasPrefix("text/csv") == true)
             let lines = csv.text.split(separator: "\n")
-            #expect(lines.first == "token,reason,apns_timestamp,job_id,recorded_at,platform,fcm_kind")
+            #expect(lines.first == "token,reason,apns_timestamp,job_id,recorded_at,platform,fcm_kind,endpoint_origin")
             #expect(lines.count == 4)
             #expect(!csv.text.contains(APIHarness.token(9)))
 

@@ -149,7 +149,7 @@ import Testing
             ])
             #expect(csv.status == 0, "\(csv.stderr)")
             let lines = csv.stdout.split(separator: "\n")
-            #expect(lines.first == "token,reason,apns_timestamp,job_id,recorded_at,platform,fcm_kind")
+            #expect(lines.first == "token,reason,apns_timestamp,job_id,recorded_at,platform,fcm_kind,endpoint_origin")
             #expect(lines.count == 4)
             #expect(!csv.stdout.contains(Self.token(4).hex))
 
@@ -228,12 +228,12 @@ import Testing
             ])
             #expect(exported.status == 0, "\(exported.stderr)")
             let lines = exported.stdout.split(separator: "\n").map(String.init)
-            #expect(lines.first == "token,user_id,locale,topics,platform,fcm_kind")
+            #expect(lines.first == "token,user_id,locale,topics,platform,fcm_kind,p256dh,auth,expiration_time")
             #expect(lines.count == 6)
             #expect(lines[1].hasPrefix(Self.token(1).hex))
-            #expect(lines[1].hasSuffix(",en-GB,a;b,ios,"))
-            #expect(lines.contains("dIsVQ2QlSSyDRxQaO6LBcb,android,,,android,fid"))
-            #expect(lines.contains("eAnd-1:APA91bHun4MxP5egoKMwt2KZ,,,a,android,token"))
+            #expect(lines[1].hasSuffix(",en-GB,a;b,ios,,,,"))
+            #expect(lines.contains("dIsVQ2QlSSyDRxQaO6LBcb,android,,,android,fid,,,"))
+            #expect(lines.contains("eAnd-1:APA91bHun4MxP5egoKMwt2KZ,,,a,android,token,,,"))
 
             let file = FileManager.default.temporaryDirectory.appendingPathComponent(
                 TestServices.uniqueName("devices") + ".csv")

@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("\(token),,,,windows,", "platform must be ios or android"),
+        ("\(token),,,,windows,", "platform must be ios, android or web"),
         ("\(token),,,,ios,token", "fcm_kind is for Android devices only"),
         ("\(androidToken),,,,android,apns", "fcm_kind must be token or fid"),
         ("\(androidToken),,,", "expected 6 fields, found 4"),

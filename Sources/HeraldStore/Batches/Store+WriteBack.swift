@@ -117,13 +117,15 @@ extension Store {
                     WHERE d.app_id = \(writeBack.app) AND d.token = c.token AND d.token IN (SELECT token FROM locked)
                       AND (c.ts < 0 OR d.registered_at < to_timestamp(c.ts / 1000.0))
                     RETURNING d.token, c.reason, c.ts, c.apns_id, d.user_id, d.locale, d.topics, d.environment,
-                              d.registered_at, d.badge, d.platform, d.fcm_kind)
+                              d.registered_at, d.badge, d.platform, d.fcm_kind, d.web_keys, d.web_expires_at)
                 -- everything the device row held, so that `restorePrunedDevices` can put it back
                 INSERT INTO dead_tokens (app_id, token, reason, apns_timestamp, job_id, apns_id, user_id, locale,
-                                         topics, environment, registered_at, badge, platform, fcm_kind)
+                                         topics, environment, registered_at, badge, platform, fcm_kind, web_keys,
+                                         web_expires_at)
                 SELECT \(writeBack.app), token, reason,
                        CASE WHEN ts < 0 THEN NULL ELSE to_timestamp(ts / 1000.0) END, \(writeBack.jobID), apns_id,
-                       user_id, locale, topics, environment, registered_at, badge, platform, fcm_kind
+                       user_id, locale, topics, environment, registered_at, badge, platform, fcm_kind, web_keys,
+                       web_expires_at
                 FROM deleted
                 RETURNING token
                 """,

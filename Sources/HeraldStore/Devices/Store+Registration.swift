@@ -3,6 +3,7 @@ import FCMCore
 import HeraldCore
 import Logging
 import PostgresNIO
+import WebPushCore
 
 /// What a registration does to one field of a device: leave it as stored, clear it, or set it.
 public enum FieldUpdate<Value: Sendable & Hashable>: Sendable, Hashable {
@@ -23,6 +24,9 @@ public struct DeviceRegistration: Sendable, Hashable {
     public var platform: DevicePlatform = .ios
     /// For Android, the kind of `token` (registration token or installation id); nil for iOS.
     public var fcmKind: FCMTarget.Kind? = nil
+    /// For a web device, its subscription, whose endpoint is `token`: a registration of a known endpoint writes its
+    /// keys and expiration anew (a browser may subscribe again at the same endpoint with new keys).
+    public var webSubscription: WebPushSubscription? = nil
     public var userID: FieldUpdate<String>
     public var locale: FieldUpdate<String>
     public var topics: FieldUpdate<[String]>
@@ -55,6 +59,21 @@ public struct DeviceRegistration: Sendable, Hashable {
         self.topics = topics
         self.environment = environment
     }
+
+    /// A web device's registration: its token is the subscription's endpoint; `oldToken`, if any, is the endpoint
+    /// it replaces (a `pushsubscriptionchange`).
+    public init(
+        webSubscription: WebPushSubscription,
+        oldToken: DeviceToken? = nil,
+        userID: FieldUpdate<String> = .keep,
+        locale: FieldUpdate<String> = .keep,
+        topics: FieldUpdate<[String]> = .keep
+    ) {
+        self.init(
+            token: DeviceToken(trustedHex: webSubscription.endpoint.url), oldToken: oldToken, userID: userID,
+            locale: locale, topics: topics, platform: .web)
+        self.webSubscription = webSubscription
+    }
 }
 
 /// A device with everything the registry holds about it.
@@ -71,6 +90,8 @@ public struct RegisteredDevice: Sendable, Hashable {
     public var platform: DevicePlatform = .ios
     /// For an Android device, the field its token goes in (`token` or `fid`); nil for iOS.
     public var fcmKind: FCMTarget.Kind? = nil
+    /// For a web device, its subscription (the token is its endpoint); nil for the other platforms.
+    public var webSubscription: WebPushSubscription? = nil
 }
 
 /// The outcome of a registration.
@@ -100,6 +121,11 @@ extension Store {
         let restricted = key != nil
         let platform = registration.platform.rawValue
         let kind = registration.platform == .android ? (registration.fcmKind ?? .token).rawValue : nil
+        let web = registration.platform == .web ? registration.webSubscription : nil
+        if registration.platform == .web, web == nil {
+            throw StoreError.permanent(.queryFailed, "a web device's registration needs its subscription")
+        }
+        let (webKeys, webExpires) = (web?.keys.stored, web?.expirationTime)
         return try await run("registering a device") {
             try await client.withTransaction(logger: logger) { connection in
                 var old: (userID: String?, locale: String?, topics: [String], environment: String?, key: Int64?)? = nil
@@ -139,34 +165,37 @@ extension Store {
                 let rows = try await connection.query(
                     """
                     INSERT INTO devices AS d (app_id, token, user_id, locale, topics, environment, registered_at, badge,
-                                              registered_by, platform, fcm_kind)
+                                              registered_by, platform, fcm_kind, web_keys, web_expires_at)
                     VALUES (\(app), \(registration.token.hex), \(user.value), \(locale.value), \(topicValues)::text[],
-                            \(environment.value), now(), 0, \(registeredBy), \(platform), \(kind))
+                            \(environment.value), now(), 0, \(registeredBy), \(platform), \(kind), \(webKeys),
+                            timestamptz 'epoch' + \(webExpires)::bigint * interval '1 millisecond')
                     ON CONFLICT (app_id, token) DO UPDATE SET
                         user_id = CASE WHEN \(user.set) THEN EXCLUDED.user_id ELSE d.user_id END,
                         locale = CASE WHEN \(locale.set) THEN EXCLUDED.locale ELSE d.locale END,
                         topics = CASE WHEN \(topics.set) THEN EXCLUDED.topics ELSE d.topics END,
                         environment = CASE WHEN \(environment.set) THEN EXCLUDED.environment ELSE d.environment END,
                         registered_at = now(), badge = 0,
-                        registered_by = coalesce(EXCLUDED.registered_by, d.registered_by)
+                        registered_by = coalesce(EXCLUDED.registered_by, d.registered_by),
+                        web_keys = EXCLUDED.web_keys, web_expires_at = EXCLUDED.web_expires_at
                     WHERE (NOT \(restricted) OR d.registered_by = \(key))
                       AND d.platform = EXCLUDED.platform AND d.fcm_kind IS NOT DISTINCT FROM EXCLUDED.fcm_kind
                     RETURNING token, user_id, locale, topics, environment,
                               (extract(epoch FROM registered_at) * 1000000)::bigint, badge, (xmax = 0), platform,
-                              fcm_kind
+                              fcm_kind, \(unescaped: Self.webColumn)
                     """,
                     logger: logger
                 )
                 var result: RegistrationResult? = nil
                 for try await row in rows {
-                    let (token, user, locale, topics, environment, registeredAt, badge, created, platform, kind) =
+                    let (token, user, locale, topics, environment, registeredAt, badge, created, platform, kind, web) =
                         try row.decode(
-                            (String, String?, String?, [String], String?, Int64, Int32, Bool, String, String?).self
-                        )
+                            (String, String?, String?, [String], String?, Int64, Int32, Bool, String, String?, String?)
+                                .self)
                     let device = RegisteredDevice(
                         token: DeviceToken(trustedHex: token), userID: user, locale: locale, topics: topics,
                         environment: environment, registeredAt: registeredAt, badge: Int(badge),
-                        platform: Self.platform(platform), fcmKind: Self.fcmKind(kind)
+                        platform: Self.platform(platform), fcmKind: Self.fcmKind(kind),
+                        webSubscription: Self.webSubscription(endpoint: token, web: web)
                     )
                     result = RegistrationResult(device: device, created: created, replaced: replaced)
                 }
@@ -279,7 +308,8 @@ extension Store {
             let rows = try await client.query(
                 """
                 SELECT token, user_id, locale, topics, environment,
-                       (extract(epoch FROM registered_at) * 1000000)::bigint, badge, platform, fcm_kind
+                       (extract(epoch FROM registered_at) * 1000000)::bigint, badge, platform, fcm_kind,
+                       \(unescaped: Self.webColumn)
                 FROM devices WHERE app_id = \(app) AND token = \(token.hex)
                 """,
                 logger: logger
@@ -323,7 +353,8 @@ extension Store {
             let rows = try await client.query(
                 """
                 SELECT token, user_id, locale, topics, environment,
-                       (extract(epoch FROM registered_at) * 1000000)::bigint, badge, platform, fcm_kind
+                       (extract(epoch FROM registered_at) * 1000000)::bigint, badge, platform, fcm_kind,
+                       \(unescaped: Self.webColumn)
                 FROM devices WHERE app_id = \(app) AND token > \(cursor) ORDER BY token LIMIT \(limit)
                 """,
                 logger: logger
@@ -334,14 +365,15 @@ extension Store {
 
     private static func collectRegistered(_ rows: PostgresRowSequence) async throws -> [RegisteredDevice] {
         var devices: [RegisteredDevice] = []
-        for try await (token, user, locale, topics, environment, registeredAt, badge, platform, kind) in rows.decode(
-            (String, String?, String?, [String], String?, Int64, Int32, String, String?).self
-        ) {
+        for try await (token, user, locale, topics, environment, registeredAt, badge, platform, kind, web)
+            in rows.decode((String, String?, String?, [String], String?, Int64, Int32, String, String?, String?).self)
+        {
             devices.append(
                 RegisteredDevice(
                     token: DeviceToken(trustedHex: token), userID: user, locale: locale, topics: topics,
                     environment: environment, registeredAt: registeredAt, badge: Int(badge),
-                    platform: Self.platform(platform), fcmKind: Self.fcmKind(kind)
+                    platform: Self.platform(platform), fcmKind: Self.fcmKind(kind),
+                    webSubscription: Self.webSubscription(endpoint: token, web: web)
                 )
             )
         }

@@ -18,7 +18,8 @@ public struct DeviceRestoration: Sendable, Hashable, Codable {
 }
 
 extension Store {
-    /// Puts back the devices that a job pruned, from its dead-token records: platform (and FCM kind), user, locale,
+    /// Puts back the devices that a job pruned, from its dead-token records: platform (and FCM kind, or a web
+    /// subscription's keys and expiration), user, locale,
     /// topics, environment, registration time and badge as they were. A token registered again since is skipped (its row is newer and is
     /// never overwritten). Running it again restores nothing more: every token is then registered.
     public func restorePrunedDevices(_ job: JobKey) async throws(StoreError) -> DeviceRestoration {
@@ -30,15 +31,18 @@ extension Store {
                     -- Device tokens only: a pruned Live Activity token (token_kind set) is not a device, and
                     -- ActivityKit hands the app a new one.
                     SELECT DISTINCT ON (token) token, user_id, locale, topics, environment, registered_at, badge,
-                           platform, fcm_kind
+                           platform, fcm_kind, web_keys, web_expires_at
                     FROM dead_tokens WHERE app_id = \(job.app) AND job_id = \(job.id) AND token_kind IS NULL
                     ORDER BY token, id DESC),
-                restorable AS (SELECT * FROM pruned WHERE registered_at IS NOT NULL),
+                -- (a web subscription without its keys cannot be sent to: none is recorded so, but none is put back)
+                restorable AS (
+                    SELECT * FROM pruned
+                    WHERE registered_at IS NOT NULL AND (platform <> 'web' OR web_keys IS NOT NULL)),
                 inserted AS (
                     INSERT INTO devices (app_id, token, user_id, locale, topics, environment, registered_at, badge,
-                                         platform, fcm_kind)
+                                         platform, fcm_kind, web_keys, web_expires_at)
                     SELECT \(job.app), token, user_id, locale, coalesce(topics, '{}'), environment, registered_at,
-                           coalesce(badge, 0), platform, fcm_kind
+                           coalesce(badge, 0), platform, fcm_kind, web_keys, web_expires_at
                     FROM restorable ORDER BY token
                     ON CONFLICT (app_id, token) DO NOTHING
                     RETURNING 1)

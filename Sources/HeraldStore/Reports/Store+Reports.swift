@@ -3,6 +3,7 @@ import FCMCore
 import HeraldCore
 import Logging
 import PostgresNIO
+import WebPushCore
 
 /// One pruned token, as the cleanup report lists it.
 public struct DeadTokenRecord: Sendable, Hashable {
@@ -17,6 +18,8 @@ public struct DeadTokenRecord: Sendable, Hashable {
     public var platform: DevicePlatform = .ios
     /// For an Android device, whether the token was a registration token or an installation id.
     public var fcmKind: FCMTarget.Kind? = nil
+    /// For a web subscription (whose token is its endpoint), the endpoint's origin: the push service.
+    public var endpointOrigin: String? = nil
 }
 
 /// Pruned tokens of one app in a time window, with totals by reason and by UTC day over the whole window.
@@ -77,7 +80,8 @@ extension Store {
                 records.append(
                     DeadTokenRecord(
                         token: DeviceToken(trustedHex: token), reason: reason, apnsTimestamp: apns, jobID: job,
-                        recordedAt: recorded, platform: Self.platform(platform), fcmKind: Self.fcmKind(kind)
+                        recordedAt: recorded, platform: Self.platform(platform), fcmKind: Self.fcmKind(kind),
+                        endpointOrigin: platform == "web" ? WebPushEndpoint(trusted: token).origin : nil
                     )
                 )
             }
