@@ -257,6 +257,8 @@ let package = Package(
         .target(
             name: "HeraldBench",
             dependencies: [
+                "WebPushCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 "HeraldCommandLine",
                 "HeraldCore",

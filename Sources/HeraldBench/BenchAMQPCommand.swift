@@ -9,7 +9,10 @@ package struct BenchCommand: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks against the real services.",
-        subcommands: [BenchAMQPCommand.self, BenchPipelineCommand.self, BenchAPNSCommand.self, BenchFCMCommand.self]
+        subcommands: [
+            BenchAMQPCommand.self, BenchPipelineCommand.self, BenchAPNSCommand.self, BenchFCMCommand.self,
+            BenchWebPushCommand.self,
+        ]
     )
 
     package init() {}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import HeraldCore
 import Logging
@@ -69,7 +70,7 @@ struct BenchWebPushCommand: AsyncParsableCommand {
         let client = WebPushClient(
             configuration: configuration, authorization: { tokens.token(for: origins).authorization },
             eventLoopGroup: group, logger: logger)
-        func request(_ index: Int) -> WebPushWireRequest {
+        @Sendable func request(_ index: Int) -> WebPushWireRequest {
             let body = (try? WebPushEncryption.encrypt(payload, for: subscriptions[index % subscriptions.count])) ?? []
             return WebPushWireRequest(path: "/push/s\(index)", ttl: 86400, urgency: "normal", topic: nil, body: body)
         }
@@ -118,7 +119,8 @@ struct BenchWebPushCommand: AsyncParsableCommand {
             print("{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}")
         } else {
             print(
-                "bench webpush: \(count) pushes, \(connections) connection(s) × \(streams) streams, \(threads) thread(s)")
+                "bench webpush: \(count) pushes, \(connections) connection(s) × \(streams) streams, \(threads) thread(s)"
+            )
             print(
                 String(
                     format:

@@ -11,6 +11,14 @@ enum CPUTime {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
+    /// The calling thread's, in seconds (getrusage RUSAGE_THREAD).
+    static func ofThisThread() -> Double {
+        var usage = rusage()
+        getrusage(Int32(1) /* RUSAGE_THREAD */, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
     /// A running process's, in seconds: `utime` plus `stime` of /proc/PID/stat; nil if it cannot be read.
     static func ofProcess(_ pid: Int32) -> Double? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
