@@ -81,11 +81,39 @@ extension AppConfiguration {
     }
 }
 
-/// The rule for a notification's `navigate` URL (an app's default or a job's): https, a host, printable ASCII, at
-/// most 2,048 bytes.
+/// The rule for a notification's `navigate` URL (an app's default or a job's), stated as a pattern in
+/// `schemas/job.schema.json`: `https://`, a host of letters, digits, dots and hyphens, an optional port of one to five
+/// digits, then optionally a path or query of printable ASCII without space, `"` or `\`; at most 2,048 bytes.
 public enum WebPushNavigation {
+    /// The longest URL taken, in bytes.
+    public static let maximumLength = 2048
+
     /// Whether `url` may be a notification's `navigate`.
     public static func isValid(_ url: String) -> Bool {
-        (try? WebPushEndpoint(url)) != nil
+        let bytes = Array(url.utf8)
+        let prefix = Array("https://".utf8)
+        guard bytes.count <= maximumLength, bytes.starts(with: prefix) else { return false }
+        var index = prefix.count
+        let hostStart = index
+        while index < bytes.count, isHostByte(bytes[index]) { index += 1 }
+        guard index > hostStart else { return false }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
+            index += 1
+            let portStart = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard (1...5).contains(index - portStart) else { return false }
+        }
+        guard index < bytes.count else { return true }
+        guard bytes[index] == UInt8(ascii: "/") || bytes[index] == UInt8(ascii: "?") else { return false }
+        return bytes[index...].allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != 0x5C }
     }
+
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
+            || byte == UInt8(ascii: "-")
+    }
+
+    /// The pattern `schemas/job.schema.json` states for `notification.webpush.navigate`.
+    public static let pattern = "^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?][!#-\\[\\]-~]*)?$"
 }

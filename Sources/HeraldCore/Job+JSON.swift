@@ -224,14 +224,15 @@ extension JobNotification {
             custom: try fields.optionalObject("custom"),
             localizations: try fields.optionalObject("localizations"),
             badgeIncrement: try fields.optionalInt("badge_increment", JobLimits.integerColumn),
-            fcm: try fields.optionalObject("fcm")
+            fcm: try fields.optionalObject("fcm"),
+            webpush: try fields.optionalObject("webpush")
         )
     }
 
     /// The fields of a notification.
     public static let fieldNames = [
         "push_type", "priority", "expiration", "collapse_id", "aps", "custom", "localizations", "badge_increment",
-        "fcm",
+        "fcm", "webpush",
     ]
 
     public init(from decoder: any Decoder) throws {

@@ -122,6 +122,9 @@ public struct JobNotification: Sendable, Hashable, Codable {
     /// FCM-only fields of the Message resource, merged over the message Herald builds for Android devices
     /// (`FCMMessageOverrides`, docs/fcm.md).
     public var fcm: [String: JSONValue]?
+    /// Web Push options for browsers: `declarative` (send the Declarative Web Push form) and `navigate` (the https
+    /// URL the notification opens), each overriding the app's (docs/webpush.md).
+    public var webpush: [String: JSONValue]?
 
     enum CodingKeys: String, CodingKey {
         case pushType = "push_type"
@@ -130,6 +133,7 @@ public struct JobNotification: Sendable, Hashable, Codable {
         case aps, custom, localizations
         case badgeIncrement = "badge_increment"
         case fcm
+        case webpush
     }
 
     public init(
@@ -141,7 +145,8 @@ public struct JobNotification: Sendable, Hashable, Codable {
         custom: [String: JSONValue]? = nil,
         localizations: [String: JSONValue]? = nil,
         badgeIncrement: Int? = nil,
-        fcm: [String: JSONValue]? = nil
+        fcm: [String: JSONValue]? = nil,
+        webpush: [String: JSONValue]? = nil
     ) {
         self.pushType = pushType
         self.priority = priority
@@ -152,6 +157,7 @@ public struct JobNotification: Sendable, Hashable, Codable {
         self.localizations = localizations
         self.badgeIncrement = badgeIncrement
         self.fcm = fcm
+        self.webpush = webpush
     }
 }
 

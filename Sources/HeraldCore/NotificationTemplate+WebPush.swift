@@ -62,3 +62,32 @@ extension NotificationTemplate {
     /// pending one at the push service.
     public var webPushTopic: WebPushTopic? { collapseID.map(WebPushTopic.derived(from:)) }
 }
+
+extension NotificationTemplate {
+    /// The fields of a job's `notification.webpush`.
+    public static let webPushFieldNames = ["declarative", "navigate"]
+
+    /// Reads a job's `notification.webpush` by the rules its schema states: `declarative` a boolean, `navigate` a
+    /// URL by `WebPushNavigation`'s rule; null counts as absent; nothing else.
+    mutating func readWebPush(_ block: [String: JSONValue]) throws(JobError) {
+        for key in block.keys.sorted() where !Self.webPushFieldNames.contains(key) {
+            throw JobError(
+                .invalidNotification,
+                "unknown field \(key.prefix(40)) in notification.webpush (known fields: declarative, navigate)")
+        }
+        switch block["declarative"] {
+        case nil, .null?: break
+        case .bool(let value)?: webPushDeclarative = value
+        default: throw JobError(.invalidNotification, "notification.webpush.declarative must be true or false")
+        }
+        switch block["navigate"] {
+        case nil, .null?: break
+        case .string(let url)? where WebPushNavigation.isValid(url): webPushNavigate = url
+        default:
+            throw JobError(
+                .invalidNotification,
+                "notification.webpush.navigate must be an https URL (a host of letters, digits, dots and hyphens, an "
+                    + "optional port, a path of printable ASCII), at most \(WebPushNavigation.maximumLength) bytes")
+        }
+    }
+}

@@ -72,6 +72,10 @@ public struct NotificationTemplate: Sendable, Hashable {
     public var badgeIncrement: Int? = nil
     /// The job's `fcm` block, validated: merged over each Android device's message.
     public var fcmOverrides: FCMMessageOverrides? = nil
+    /// The job's `webpush.declarative`, if set: whether browsers get the Declarative Web Push form.
+    public var webPushDeclarative: Bool? = nil
+    /// The job's `webpush.navigate`, if set: the URL a browser notification opens.
+    public var webPushNavigate: String? = nil
 
     public init(
         pushType: PushType,
@@ -326,6 +330,9 @@ extension NotificationTemplate {
             throw JobError(.invalidNotification, error.message)
         }
         try NotificationRules.check(notification, pushType: pushType)
+        if let block = notification.webpush {
+            try readWebPush(block)
+        }
         if let block = notification.fcm {
             do {
                 let overrides = try FCMMessageOverrides(jobBlock: try PayloadValue.object(block).jsonBytes())

@@ -80,4 +80,26 @@ import WebPushCore
         if status != 201 { #expect(answer.reason?.rawValue.contains("BadJwtToken") == true) }
         if let retryAfter, let seconds = Int64(retryAfter) { #expect(answer.retryAfter == .seconds(seconds)) }
     }
+
+    @Test func aJobsWebPushBlockIsReadByTheRuleItsSchemaStates() throws {
+        let schema =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: FCMJobBlockTests.schemaURL)) as? [String: Any]
+        let notification = (schema?["properties"] as? [String: Any])?["notification"] as? [String: Any]
+        let block = ((notification?["properties"] as? [String: Any])?["webpush"] as? [String: Any])?["anyOf"] as? [Any]
+        let navigate = ((block?[1] as? [String: Any])?["properties"] as? [String: Any])?["navigate"] as? [String: Any]
+        let published = ((navigate?["anyOf"] as? [Any])?[1] as? [String: Any])?["pattern"] as? String
+        #expect(published == WebPushNavigation.pattern)
+
+        let template = try Self.template(
+            #"{"aps":{"alert":{"title":"Goal"}},"webpush":{"declarative":true,"navigate":"https://news.example:8443/m?id=42"}}"#
+        )
+        #expect(template.webPushDeclarative == true)
+        #expect(template.webPushNavigate == "https://news.example:8443/m?id=42")
+        for bad in [
+            #"{"navigate":"http://news.example/"}"#, #"{"navigate":"https://news.example/a b"}"#,
+            #"{"navigate":"https://news.example:123456/"}"#, #"{"declarative":"yes"}"#, #"{"icon":"x"}"#,
+        ] {
+            #expect(throws: JobError.self) { try Self.template(#"{"aps":{"alert":"x"},"webpush":\#(bad)}"#) }
+        }
+    }
 }

@@ -273,6 +273,7 @@ def job_strategy(schema):
         "collapse_id": optional(st.one_of(visible_text(20, 0), st.sampled_from(["x" * 64, "é" * 32, "é" * 33]))),
         "custom": optional(st.dictionaries(visible_text(8).filter(lambda k: k != "aps"), json_values, max_size=2)),
         "fcm": st.one_of(st.just(ABSENT), st.just(ABSENT), st.just(None), from_schema(leaf(schema, "/$defs/fcm"))),
+        "webpush": optional(from_schema(leaf(schema, "/properties/notification/properties/webpush/anyOf/1"))),
     }
 
     @st.composite

@@ -76,8 +76,9 @@ extension DeliveryRun {
                 index = known
             } else {
                 let notification = template.webPushNotification(
-                    variant: variant, badge: badge, navigate: settings.navigate)
-                let payload = notification.json(declarative: settings.declarative == true)
+                    variant: variant, badge: badge, navigate: template.webPushNavigate ?? settings.navigate)
+                let payload = notification.json(
+                    declarative: template.webPushDeclarative ?? settings.declarative ?? false)
                 guard payload.count <= WebPushEncryption.maximumPlaintextSize else {
                     return all(
                         .failJob(
