@@ -52,17 +52,18 @@ struct BenchWebPushCommand: AsyncParsableCommand {
         configuration.requestTimeout = .seconds(60)
 
         // Subscriptions as browsers make them: a P-256 key and a 16-byte secret each (a thousand, used in turn).
+        var generator = SystemRandomNumberGenerator()
         let subscriptions = try (0..<1000).map { _ in
             let key = P256.KeyAgreement.PrivateKey()
-            return try WebPushKeys(
-                p256dh: Array(key.publicKey.x963Representation), auth: (0..<16).map { _ in UInt8.random(in: 0...255) })
+            let auth = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            return try WebPushKeys(p256dh: Array(key.publicKey.x963Representation), auth: auth)
         }
         let payload = Array(
             (#"{"title":"Herald","body":""# + String(repeating: "x", count: max(0, size - 29)) + #""}"#).utf8)
         let origin = "https://\(host)" + (url.port.map { $0 == 443 ? "" : ":\($0)" } ?? "")
         let tokens = VAPIDTokenCache(
             key: VAPIDKey.generate(), subject: try VAPIDSubject("mailto:bench@herald.example"),
-            now: { Int64(Date().timeIntervalSince1970) })
+            now: { HeraldClock.system.unixSeconds })
         let origins = origin
         let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
         var logger = Logger(label: "herald.bench.webpush")
