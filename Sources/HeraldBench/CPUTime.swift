@@ -14,7 +14,8 @@ enum CPUTime {
     /// The calling thread's, in seconds (getrusage RUSAGE_THREAD).
     static func ofThisThread() -> Double {
         var usage = rusage()
-        getrusage(Int32(1) /* RUSAGE_THREAD */, &usage)
+        // RUSAGE_THREAD (1), which Glibc's Swift overlay does not name.
+        getrusage(Int32(1), &usage)
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
