@@ -128,3 +128,19 @@ struct WebPushEncryptionTests {
         }
     }
 }
+
+@Suite("Web Push ephemeral keys")
+struct WebPushEphemeralKeyTests {
+    @Test("each message's key is fresh and a valid P-256 key")
+    func freshKeys() throws {
+        var generator = SystemRandomNumberGenerator()
+        let keys = (0..<64).map { _ in WebPushEncryption.ephemeralKey(using: &generator) }
+        #expect(Set(keys.map { Array($0.rawRepresentation) }).count == keys.count)
+        let peer = P256.KeyAgreement.PrivateKey()
+        for key in keys.prefix(4) {
+            let ours = try key.sharedSecretFromKeyAgreement(with: peer.publicKey)
+            let theirs = try peer.sharedSecretFromKeyAgreement(with: key.publicKey)
+            #expect(ours == theirs)
+        }
+    }
+}
