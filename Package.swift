@@ -110,6 +110,20 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto")
             ]
         ),
+        // Herald's own Web Push service for tests, the demo and benchmarks: independent of WebPushCore on purpose
+        // (it decrypts and verifies VAPID with its own code, so it checks the sender rather than agreeing with it).
+        .target(
+            name: "WebPushSimulator",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // MARK: Domain and storage
         .target(
@@ -300,6 +314,7 @@ let package = Package(
                 "APNSChannels",
                 "FCMCore",
                 "FCMSimulator",
+                "WebPushSimulator",
                 "HeraldCommandLine",
                 "HeraldBench",
                 "HeraldDemo",
@@ -368,6 +383,16 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "WebPushSimulatorTests",
+            dependencies: [
+                "WebPushSimulator", "HeraldTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(

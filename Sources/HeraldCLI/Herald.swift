@@ -11,7 +11,7 @@ struct Herald: AsyncParsableCommand {
         version: HeraldVersion.description,
         subcommands: [
             WorkerCommand.self, MigrateCommand.self, DevicesCommand.self, SimulatorCommand.self,
-            FCMSimulatorCommand.self, DemoCommand.self,
+            FCMSimulatorCommand.self, WebPushSimulatorCommand.self, DemoCommand.self,
             ApiCommand.self, PublishCommand.self, ReportCommand.self, KeysCommand.self, JobsCommand.self,
             TopologyCommand.self, BenchCommand.self, ChannelsCommand.self, DoctorCommand.self,
             ConfigCommand.self,
