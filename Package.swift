@@ -456,6 +456,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
+                "WebPushCore", "WebPushSimulator",
                 "HeraldWorker", "HeraldMessaging", "HeraldStore", "APNSSimulator", "FCMSimulator", "RabbitMQ",
                 "HeraldTestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),

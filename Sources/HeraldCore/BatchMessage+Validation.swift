@@ -1,5 +1,6 @@
 import APNSCore
 import FCMCore
+import WebPushCore
 
 extension BatchMessage {
     /// The most tokens a batch message may list (a batch is at most `--batch-size` devices).
@@ -36,10 +37,10 @@ extension BatchMessage {
         }
     }
 
-    /// A token as Herald stores and sends it: lowercase hex of even length within APNs' limit (iOS), or an FCM
-    /// registration token or installation id (Android).
+    /// A token as Herald stores and sends it: lowercase hex of even length within APNs' limit (iOS), an FCM
+    /// registration token or installation id (Android), or a push subscription's endpoint (web).
     static func isCanonicalToken(_ text: String) -> Bool {
         (try? DeviceToken(parsing: text))?.hex == text || (try? FCMTarget(token: text)) != nil
-            || (try? FCMTarget(fid: text)) != nil
+            || (try? FCMTarget(fid: text)) != nil || (try? WebPushEndpoint(text)) != nil
     }
 }

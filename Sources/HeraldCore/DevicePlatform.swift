@@ -91,6 +91,9 @@ extension DeviceAddress {
         let text = token.hex
         if text.utf8.count == FCMTarget.fidLength, (try? FCMTarget(fid: text)) != nil { return (.android, .fid) }
         if DeviceToken.isValidHex(text) { return (.ios, nil) }
+        // A push subscription's endpoint (never listed in a job, but in a retry batch of a web device since pruned):
+        // without its registration it has no keys and is not sent.
+        if text.hasPrefix("https://") { return (.web, nil) }
         return (.android, .token)
     }
 }
