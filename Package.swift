@@ -291,6 +291,7 @@ let package = Package(
         .target(
             name: "HeraldDemo",
             dependencies: [
+                "WebPushCore", "WebPushSimulator",
                 "FCMSimulator",
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 "HeraldCommandLine",

@@ -13,9 +13,10 @@ import NIOPosix
 import RabbitMQ
 import ServiceLifecycle
 
-/// `herald demo`: the whole path once, on embedded defaults — the APNs and FCM simulators, a worker, 1,000 devices
-/// (iPhones and Android phones of the same users, some dead), jobs of every target kind, a summary, and a check that
-/// every live device of both platforms got exactly one notification per job.
+/// `herald demo`: the whole path once, on embedded defaults — the APNs, FCM and Web Push simulators, a worker, 1,000
+/// devices and 50 browsers (iPhones, Android phones and browser subscriptions of the same users, some dead), jobs of
+/// every target kind, a summary, and a check that every live device of every platform got exactly one notification
+/// per job (a browser's decrypted).
 /// Registered by the `herald` executable; its own module so that the production modules carry no demo code.
 package struct DemoCommand: AsyncParsableCommand {
     package static let configuration = CommandConfiguration(
@@ -169,6 +170,14 @@ struct DemoScenario {
             configuration: fcmConfiguration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
         let fcmPort = try await fcm.start()
         try firebase.writeServiceAccount(tokenURI: fcm.tokenAudience)
+        // Browsers: the Web Push simulator, the app's VAPID key, and a browser subscription for 50 of the users.
+        let browsers = try await DemoBrowsers.start(
+            directory: directory, certificatePEM: try read(directory + "/server.pem"),
+            keyPEM: try read(directory + "/server.key"), logger: logger)
+        let subscriptions = try browsers.subscribe(users: 50)
+        _ = try await DeviceImporter(store: store, app: Self.app, batchSize: 10_000).run(
+            records: subscriptions.map(\.device))
+        print("imported \(subscriptions.count) browser subscriptions (\(subscriptions.filter(\.isDead).count) dead)")
         let apps = AppsFile(apps: [
             AppConfiguration(
                 id: Self.app,
@@ -180,7 +189,8 @@ struct DemoScenario {
                 fcm: .init(
                     serviceAccountFile: DemoFirebase.fileName, endpoint: "https://127.0.0.1:\(fcmPort)",
                     caFile: "ca.pem",
-                    channelID: "news")
+                    channelID: "news"),
+                webpush: browsers.settings
             )
         ])
         let encoder = JSONEncoder()
@@ -196,7 +206,13 @@ struct DemoScenario {
         let workerTask = Task { try await worker.run() }
 
         // 4. Publish the jobs and two bad messages.
-        let devices = makeDevices()
+        let devices =
+            makeDevices()
+            + subscriptions.map {
+                Device(
+                    token: $0.device.token.hex, user: $0.device.userID ?? "", topics: [], isDead: $0.isDead,
+                    platform: .web)
+            }
         let jobs = makeJobs(devices)
         let connection = try await AMQPConnection.connect(amqp, logger: logger)
         let topology = Topology()
@@ -248,10 +264,11 @@ struct DemoScenario {
         try await workerTask.value
         try await simulator.stop()
         try await fcm.stop()
+        try await browsers.simulator.stop()
 
         var report = try await check(
-            jobs: jobs, statuses: statuses, simulator: simulator, fcm: fcm, store: store,
-            parked: Int(parkedAfter - parkedBefore))
+            jobs: jobs, devices: devices, statuses: statuses, simulator: simulator, fcm: fcm, browsers: browsers,
+            store: store, parked: Int(parkedAfter - parkedBefore))
         report.table += "\n" + activity.lines.joined(separator: "\n")
         report.problems += activity.problems
         return report
@@ -277,9 +294,11 @@ struct DemoScenario {
 
     private func check(
         jobs: [(id: String, kind: String, target: Target, expected: Set<String>)],
+        devices: [Device],
         statuses: [String: JobStatus],
         simulator: APNSSimulator,
         fcm: FCMSimulator,
+        browsers: DemoBrowsers,
         store: Store,
         parked: Int
     ) async throws -> Report {
@@ -297,6 +316,7 @@ struct DemoScenario {
             else { continue }
             received[job, default: []].append(record.target.value)
         }
+        for (job, endpoints) in browsers.received() { received[job, default: []] += endpoints }
         var problems: [String] = []
         var rows = [["job", "target", "state", "targeted", "sent", "pruned", "failed", "check"]]
         for job in jobs {
@@ -333,15 +353,15 @@ struct DemoScenario {
         ])
 
         let remaining = try await store.deviceCount(app: Self.app)
-        let deadCount = makeDevices().filter(\.isDead).count
-        if remaining != deviceCount - deadCount {
-            problems.append("\(remaining) devices remain; \(deviceCount - deadCount) live expected (dead not pruned)")
+        let deadCount = devices.filter(\.isDead).count
+        if remaining != devices.count - deadCount {
+            problems.append("\(remaining) devices remain; \(devices.count - deadCount) live expected (dead not pruned)")
         }
         if parked < 2 { problems.append("\(parked) malformed messages parked, 2 expected") }
         var table = Self.format(rows)
         table += "\n" + Self.legend(deadCount: deadCount)
-        table += "\nparked malformed messages: \(parked); devices left: \(remaining) of \(deviceCount)"
-        table += "\n" + simulator.summary() + "\n" + fcm.summary()
+        table += "\nparked malformed messages: \(parked); devices left: \(remaining) of \(devices.count)"
+        table += "\n" + simulator.summary() + "\n" + fcm.summary() + "\n" + browsers.simulator.summary()
         return Report(table: table, problems: problems)
     }
 
@@ -349,8 +369,9 @@ struct DemoScenario {
     static func legend(deadCount: Int) -> String {
         """
         targeted  devices the job resolved to (its tokens, the user's, the topic's, or the whole app's)
-        sent      notifications APNs and FCM (here their simulators) accepted: one per live iPhone and Android phone
-        pruned    devices APNs answered 410 Unregistered or FCM 404 UNREGISTERED: deleted by this job, and listed
+        sent      notifications APNs, FCM and the browsers' push service (here their simulators) accepted: one per live
+                  iPhone, Android phone and browser
+        pruned    devices APNs answered 410 Unregistered, FCM 404 UNREGISTERED or the push service 410: deleted, listed
                   in the dead-token report; \(deadCount) of the demo's devices are dead
         failed    devices neither sent nor pruned. In a passing demo these are dead devices that another job had
                   just pruned: this job had targeted them before they were deleted, so their 410 is recorded as a
