@@ -5,7 +5,7 @@
 # Sources. Random values drawn with an explicit generator (`using:`) are identifiers and secrets, not chance.
 set -eu
 cd "$(dirname "$0")/.."
-allowed='^Sources/(HeraldCore/HeraldClock\.swift|HeraldTestSupport/MockClock\.swift|APNSCore/ProviderTokenCache\+Shared\.swift|APNSSimulator/APNSSimulatorConfiguration\.swift|FCMSimulator/FCMSimulatorConfiguration\.swift|RabbitMQ/Connection/ReconnectPolicy\.swift):'
+allowed='^Sources/(HeraldCore/HeraldClock\.swift|HeraldTestSupport/MockClock\.swift|APNSCore/ProviderTokenCache\+Shared\.swift|APNSSimulator/APNSSimulatorConfiguration\.swift|FCMSimulator/FCMSimulatorConfiguration\.swift|WebPushSimulator/WebPushSimulatorConfiguration\.swift|RabbitMQ/Connection/ReconnectPolicy\.swift):'
 found=$(grep -rnE 'Date\(\)|Task\.sleep|\b[A-Z][A-Za-z0-9]*\.random\(|randomElement\(|shuffled\(' Sources --include='*.swift' \
     | grep -vE '^[^:]+:[0-9]+: *///' | grep -vE "$allowed" | grep -v 'using: &' || true)
 if [ -n "$found" ]; then

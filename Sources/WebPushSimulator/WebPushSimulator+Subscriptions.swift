@@ -42,7 +42,8 @@ extension WebPushSimulator {
     ///     `k` differs is answered 400 `VapidPkHashMismatch`.
     public func makeSubscription(id: String? = nil, applicationServerKey: String? = nil) -> Subscription {
         let privateKey = P256.KeyAgreement.PrivateKey()
-        let auth = (0..<16).map { _ in UInt8.random(in: .min ... .max) }
+        var generator = SystemRandomNumberGenerator()
+        let auth = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let keys = SimulatorState.Keys(
             privateKey: privateKey, auth: auth, applicationServerKey: applicationServerKey.flatMap(Base64URL.decode))
         let chosen = state.withLock { state in
@@ -85,6 +86,7 @@ extension WebPushSimulator {
 
     /// 22 random base64url characters, as opaque as a real service's.
     private static func randomID() -> String {
-        Base64URL.encode((0..<16).map { _ in UInt8.random(in: .min ... .max) })
+        var generator = SystemRandomNumberGenerator()
+        return Base64URL.encode((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 }
