@@ -1,5 +1,6 @@
 import APNSCore
 import ArgumentParser
+import Crypto
 import Foundation
 import HeraldCommandLine
 import HeraldCore
@@ -7,6 +8,7 @@ import HeraldMessaging
 import HeraldStore
 import Logging
 import RabbitMQ
+import WebPushCore
 import _CryptoExtras
 
 #if canImport(Glibc)
@@ -58,6 +60,12 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             service account (a key made for the run) mints at the sink's /token.
             """)
     var android = 0.0
+    @Option(
+        help: """
+            The share of devices that are browser subscriptions (0 to 1; broadcast only), sent through Web Push to the \
+            sink's /push/: the app gets a webpush block with a VAPID key made for the run.
+            """)
+    var web = 0.0
     @Option(help: "The directory of SQL migrations.") var schemas = "schemas"
     @Flag(help: "Print one JSON object.") var json = false
 
@@ -80,12 +88,26 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
-        guard (0...1).contains(android) else { throw ValidationError("--android is a share from 0 to 1") }
+        guard (0...1).contains(android), (0...1).contains(web), android + web <= 1 else {
+            throw ValidationError("--android and --web are shares from 0 to 1, together at most 1")
+        }
+        guard web == 0 || scenario == "broadcast" else {
+            throw ValidationError("--web takes the broadcast scenario (a job lists no browser endpoints)")
+        }
         let ca = URL(fileURLWithPath: caFile).standardizedFileURL.path
         var fcm: AppConfiguration.FCM? = nil
         if android > 0 {
             try Self.writeServiceAccount(to: directory + "/firebase.json", tokenURI: endpoint + "/token")
             fcm = .init(serviceAccountFile: directory + "/firebase.json", endpoint: endpoint, caFile: ca)
+        }
+        var webpush: AppConfiguration.WebPush? = nil
+        if web > 0 {
+            let path = directory + "/vapid.pem"
+            guard
+                FileManager.default.createFile(
+                    atPath: path, contents: Data(VAPIDKey.generate().pem.utf8), attributes: [.posixPermissions: 0o600])
+            else { throw ValidationError("cannot write \(path)") }
+            webpush = .init(vapidPrivateKeyFile: path, subject: "mailto:bench@herald.example", caFile: ca)
         }
         let apps = AppsFile(apps: [
             AppConfiguration(
@@ -93,10 +115,14 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                 auth: .token(
                     teamID: "BENCHTEAM1", keyID: "BENCHKEY01",
                     keyFile: URL(fileURLWithPath: keyFile).standardizedFileURL.path),
-                fcm: fcm
+                fcm: fcm,
+                webpush: webpush
             )
         ])
         let share = android
+        let webShare = web
+        let subscriptionKeys = web > 0 ? try Self.subscriptionKeys() : []
+        let endpoint = self.endpoint
         try JSONEncoder().encode(apps).write(to: URL(fileURLWithPath: directory + "/apps.json"))
 
         let count = devices
@@ -109,7 +135,10 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             // Imported as `herald devices import` imports, and nothing more: the import analyses the devices table
             // itself; the bench adds no VACUUM or ANALYZE of its own that a user's commands would not run.
             _ = try await DeviceImporter(store: store, app: app, batchSize: 50_000).run(
-                records: (0..<count).lazy.map { Self.device($0, androidShare: share) })
+                records: (0..<count).lazy.map {
+                    Self.device(
+                        $0, androidShare: share, webShare: webShare, endpoint: endpoint, keys: subscriptionKeys)
+                })
 
             let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: amqpURL), logger: logger)
             let topology = Topology(prefix: prefix, queueType: Topology.QueueType(rawValue: queueType)!)
@@ -198,7 +227,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         let (perSecond, latency, rss, seconds, workerCPU) = result
         if json {
             print(
-                #"{"scenario":"\#(scenario)","notifications":\#(count),"android_share":\#(android),"workers":\#(workers),"plan_ahead":\#(planAhead.map(String.init) ?? "null"),"seconds":\#(Self.fixed(seconds)),"notifications_per_second":\#(Self.fixed(perSecond)),"p50_ms":\#(Self.fixed(latency.p50Milliseconds)),"p99_ms":\#(Self.fixed(latency.p99Milliseconds)),"peak_rss_mb":\#(Self.fixed(rss)),"worker_cpu_us_per_notification":\#(String(format: "%.2f", workerCPU))}"#
+                #"{"scenario":"\#(scenario)","notifications":\#(count),"android_share":\#(android),"web_share":\#(web),"workers":\#(workers),"plan_ahead":\#(planAhead.map(String.init) ?? "null"),"seconds":\#(Self.fixed(seconds)),"notifications_per_second":\#(Self.fixed(perSecond)),"p50_ms":\#(Self.fixed(latency.p50Milliseconds)),"p99_ms":\#(Self.fixed(latency.p99Milliseconds)),"peak_rss_mb":\#(Self.fixed(rss)),"worker_cpu_us_per_notification":\#(String(format: "%.2f", workerCPU))}"#
             )
         } else {
             let paced = planAhead.map { ", planning paced at \($0) batches" } ?? ""
@@ -231,7 +260,18 @@ struct BenchPipelineCommand: AsyncParsableCommand {
 
     /// Device `n`: an Android phone (an FCM registration token of the usual length) for a share `androidShare` of
     /// them, spread evenly; an iPhone otherwise.
-    static func device(_ n: Int, androidShare: Double) -> DeviceRecord {
+    static func device(
+        _ n: Int, androidShare: Double, webShare: Double = 0, endpoint: String = "", keys: [WebPushKeys] = []
+    ) -> DeviceRecord {
+        if webShare > 0, Int(Double(n + 1) * webShare) > Int(Double(n) * webShare),
+            let endpoint = try? WebPushEndpoint(endpoint + "/push/" + String(n, radix: 36))
+        {
+            // A browser subscription at the sink, with one of the run's key pairs (their number does not change
+            // the cost of encrypting for them).
+            return DeviceRecord(
+                webSubscription: WebPushSubscription(
+                    endpoint: endpoint, keys: keys[n % keys.count], expirationTime: nil))
+        }
         guard androidShare > 0, Int(Double(n + 1) * androidShare) > Int(Double(n) * androidShare) else {
             return DeviceRecord(token: token(n))
         }
@@ -241,6 +281,16 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     }
 
     private static let androidFiller = String(repeating: "Bn4_Kq-7", count: 18)
+
+    /// Browsers' subscription keys for the run: a thousand P-256 key pairs and secrets, used in turn.
+    static func subscriptionKeys() throws -> [WebPushKeys] {
+        var generator = SystemRandomNumberGenerator()
+        return try (0..<1000).map { _ in
+            let auth = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            return try WebPushKeys(
+                p256dh: Array(P256.KeyAgreement.PrivateKey().publicKey.x963Representation), auth: auth)
+        }
+    }
 
     /// A service account key file for the run, minting at `tokenURI` (the sink answers a fixed token there).
     static func writeServiceAccount(to path: String, tokenURI: String) throws {

@@ -15,6 +15,7 @@ extension DeliveryRun {
             now: configuration.clock.unixSeconds)
         var results = plan.unsent
         for (transport, requests) in plan.shares {
+            await requests.encryptAll()
             results += try await sender.send(
                 Sender.Share(requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt),
                 through: transport, pacing: &pacing, probing: probing)

@@ -1,4 +1,5 @@
 import APNSCore
+import Foundation
 import HeraldCore
 import Logging
 import NIOCore
@@ -161,9 +162,10 @@ final class WebPushOriginTransport: NotificationTransport {
 }
 
 /// A share's Web Push requests, all to one origin: the job's payload written once per variant (locale and badge),
-/// each device's copy encrypted for its subscription when its request is made (a fresh key and salt per message,
-/// RFC 8291), on the event loop that sends it.
-final class WebPushRequestList: RequestSource {
+/// each device's copy encrypted for its subscription (a fresh key and salt per message, RFC 8291). ``encryptAll()``
+/// encrypts them beforehand on every core (the P-256 key agreement is most of a message's cost, and the event loop
+/// that sends is one thread); a request not encrypted by then is encrypted when it is made.
+final class WebPushRequestList: RequestSource, @unchecked Sendable {
     let tokens: [DeviceToken]
     private let subscriptions: [WebPushSubscription]
     private let payloads: [[UInt8]]
@@ -172,6 +174,8 @@ final class WebPushRequestList: RequestSource {
     private let ttl: Int
     private let urgency: String
     private let topic: String?
+    /// The bodies `encryptAll()` made, written before any request is read and never after.
+    private var bodies: [[UInt8]] = []
 
     init(
         subscriptions: [WebPushSubscription], tokens: [DeviceToken], payloads: [[UInt8]], variantOf: [Int]?,
@@ -186,14 +190,36 @@ final class WebPushRequestList: RequestSource {
         self.topic = topic?.value
     }
 
-    subscript(index: Int) -> WebPushWireRequest {
-        let subscription = subscriptions[index]
+    /// Encrypts every request's body now, split across `parallelism` tasks. Call before the list is sent.
+    func encryptAll(parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) async {
+        let count = subscriptions.count
+        guard count > 0 else { return }
+        let chunks = max(1, min(parallelism, count / 64))
+        let size = (count + chunks - 1) / chunks
+        var bodies = [[UInt8]](repeating: [], count: count)
+        await withTaskGroup(of: (Int, [[UInt8]]).self) { group in
+            for start in stride(from: 0, to: count, by: size) {
+                group.addTask { [self] in
+                    (start, (start..<min(start + size, count)).map { body(at: $0) })
+                }
+            }
+            for await (start, chunk) in group {
+                bodies.replaceSubrange(start..<start + chunk.count, with: chunk)
+            }
+        }
+        self.bodies = bodies
+    }
+
+    private func body(at index: Int) -> [UInt8] {
         // Every payload was checked against the plaintext limit when the list was made, and the keys when the
         // subscription was registered: encryption cannot fail but for a broken random source. An empty body then
         // gets the service's 400, which fails that device alone.
-        let body =
-            (try? WebPushEncryption.encrypt(payloads[variantOf?[index] ?? 0], for: subscription.keys)) ?? []
-        return WebPushWireRequest(
-            path: subscription.endpoint.path, ttl: ttl, urgency: urgency, topic: topic, body: body)
+        (try? WebPushEncryption.encrypt(payloads[variantOf?[index] ?? 0], for: subscriptions[index].keys)) ?? []
+    }
+
+    subscript(index: Int) -> WebPushWireRequest {
+        WebPushWireRequest(
+            path: subscriptions[index].endpoint.path, ttl: ttl, urgency: urgency, topic: topic,
+            body: bodies.isEmpty ? body(at: index) : bodies[index])
     }
 }
