@@ -612,7 +612,7 @@ import Yams
         #expect(!expressions.isEmpty)
 
         let exported = try Self.exportedMetrics()
-        let pattern = try NSRegularExpression(pattern: #"\b(herald|apns|fcm)_[a-z_]+"#)
+        let pattern = try NSRegularExpression(pattern: #"\b(herald|apns|fcm|webpush)_[a-z_]+"#)
         var queried = Set<String>()
         for expression in expressions {
             for match in pattern.matches(in: expression, range: NSRange(expression.startIndex..., in: expression)) {
