@@ -69,7 +69,11 @@ final class RequestHandler: ChannelInboundHandler {
         let head = HTTPResponseHead(
             version: .http1_1, status: HTTPResponseStatus(statusCode: answer.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: answer.body)))), promise: nil)
+        // No empty body part: over HTTP/2 it becomes an empty DATA frame before the END_STREAM one, and
+        // AsyncHTTPClient then lost answers to concurrent streams (a 201 has no body).
+        if !answer.body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: answer.body)))), promise: nil)
+        }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if closes {
             let channel = context.channel

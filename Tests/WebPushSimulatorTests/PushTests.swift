@@ -92,6 +92,35 @@ import WebPushSimulator
         }
     }
 
+    /// Forty messages at once over HTTP/2 (multiplexed on AsyncHTTPClient's connection) and over HTTP/1.1 (its
+    /// keep-alive pool): every answer arrives, and every message decrypts for its own subscription. (An empty DATA
+    /// frame before END_STREAM once lost answers here.)
+    @Test(arguments: [true, false])
+    func concurrentMessagesAreEachAnsweredAndDecryptedForTheirSubscription(http2: Bool) async throws {
+        try await withSimulator(httpVersion: http2 ? .automatic : .http1Only) { fixture in
+            let subscriptions = (0..<5).map { fixture.simulator.makeSubscription(id: "s\($0)") }
+            let token = try fixture.token()
+            let answers = try await withThrowingTaskGroup(of: TestResponse.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        try await fixture.push("m\(index)", to: subscriptions[index % 5], token: token)
+                    }
+                }
+                return try await group.reduce(into: [TestResponse]()) { $0.append($1) }
+            }
+            #expect(answers.map(\.status) == Array(repeating: 201, count: 40))
+            #expect(answers.allSatisfy { $0.version == (http2 ? .http2 : .http1_1) })
+            await fixture.simulator.waitForRecords(count: 40)
+            let records = fixture.simulator.records
+            #expect(Set(records.compactMap(\.text)) == Set((0..<40).map { "m\($0)" }))
+            for record in records {
+                let index = record.text.flatMap { Int($0.dropFirst()) }
+                #expect(index.map { "s\($0 % 5)" } == record.subscriptionID)
+            }
+            #expect(fixture.simulator.distinctVAPIDTokens(audience: fixture.origin) == 1)
+        }
+    }
+
     @Test func http1KeepAliveIsServed() async throws {
         try await withSimulator(httpVersion: .http1Only) { fixture in
             let subscription = fixture.simulator.makeSubscription()
