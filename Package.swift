@@ -439,7 +439,7 @@ let package = Package(
             name: "HeraldDoctorTests",
             dependencies: [
                 "HeraldDoctor", "HeraldMessaging", "HeraldStore", "HeraldCore", "RabbitMQ", "APNSSimulator",
-                "FCMSimulator",
+                "FCMSimulator", "WebPushCore",
                 "HeraldTestSupport", .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
