@@ -1,6 +1,7 @@
 import APNSCore
 import FCMCore
 import Foundation
+import WebPushCore
 
 /// A job that passed validation: its notification encoded once, its tokens normalised, ready to fan out.
 public struct PreparedJob: Sendable {
@@ -26,6 +27,9 @@ public struct PreparedJob: Sendable {
     public var liveActivity: LiveActivityJob? = nil
     /// `target.platforms`: only devices of these platforms are sent to; nil is every platform.
     public var platforms: Set<DevicePlatform>? = nil
+    /// Whether `target.tokens` lists a browser subscription's endpoint: its keys are read from the store, so the job
+    /// is not delivered in a group of small jobs (which reads no device).
+    public var listsWebEndpoints = false
 
     /// Whether the job sends to a device of `platform`.
     public func reaches(_ platform: DevicePlatform) -> Bool { platforms?.contains(platform) ?? true }
@@ -165,6 +169,7 @@ extension PreparedJob {
         try JobLimits.check(job)
 
         var invalid = 0
+        var listsWebEndpoints = false
         let audience: Audience
         // `platforms` narrows the audience within: the rest of the target is read as it would be without it.
         var target = job.target
@@ -186,6 +191,7 @@ extension PreparedJob {
             }
             var seen = Set<DeviceToken>()
             var tokens: [DeviceToken] = []
+            var endpoints = false
             for text in raw {
                 if takesAndroid, text.utf8.count == FCMTarget.fidLength, (try? FCMTarget(fid: text)) != nil {
                     // An installation id, kept as given (its case matters): it may look like hex.
@@ -197,11 +203,17 @@ extension PreparedJob {
                 } else if takesAndroid, (try? FCMTarget(token: text)) != nil || (try? FCMTarget(fid: text)) != nil {
                     let token = DeviceToken(trustedHex: text)
                     if raw.count == 1 || seen.insert(token).inserted { tokens.append(token) }
+                } else if takesAndroid, let endpoint = try? WebPushEndpoint(text) {
+                    // A browser subscription, by its endpoint as registered.
+                    let token = DeviceToken(trustedHex: endpoint.url)
+                    if raw.count == 1 || seen.insert(token).inserted { tokens.append(token) }
+                    endpoints = true
                 } else {
                     invalid += 1
                 }
             }
             audience = .tokens(tokens)
+            listsWebEndpoints = endpoints
         case .users(let users):
             guard !users.isEmpty else { throw JobError(.invalidTarget, "target.users is empty") }
             guard users.count <= maximumListedRecipients else {
@@ -240,7 +252,7 @@ extension PreparedJob {
             job.notification, maximumPayloadSize: liveActivity?.maximumPayloadSize)
         var spec = job
         spec.id = job.id ?? makeID()
-        return PreparedJob(
+        var prepared = PreparedJob(
             id: spec.id!,
             app: job.app,
             audience: audience,
@@ -252,6 +264,8 @@ extension PreparedJob {
             liveActivity: liveActivity,
             platforms: platforms
         )
+        prepared.listsWebEndpoints = listsWebEndpoints
+        return prepared
     }
 
     /// Whether a JSON text has a `\u0000` escape in a string (an escaped backslash followed by `u0000` is text, not

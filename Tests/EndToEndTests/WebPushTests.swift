@@ -92,6 +92,7 @@ import WebPushSimulator
 
                 let live = Array(devices.prefix(12))
                 let jobs: [(String, Target, [String])] = [
+                    ("tokens", .tokens([devices[2].token.hex, devices[5].token.hex]), ["s2", "s5"]),
                     (
                         "users", .users(["user-0", "user-1"]),
                         live.enumerated().filter { $0.offset % 4 < 2 }.map { "s\($0.offset)" }

@@ -32,10 +32,12 @@ enum Route: Sendable, Equatable {
             return .liveActivity
         }
         let route = resolved(job, app: app, batchSize: batchSize)
-        guard route == .oneBatch, job.sendAt == nil, !job.template.variesPerDevice, !app.sendsPerDeviceEnvironment
+        guard route == .oneBatch, job.sendAt == nil, !job.template.variesPerDevice, !app.sendsPerDeviceEnvironment,
+            !job.listsWebEndpoints
         else { return route }
         // A group reads nothing per device: not a payload that varies per device, nor each device's environment. A
-        // listed token's platform follows its form (an APNs token is hexadecimal), so an app with FCM is grouped too.
+        // listed token's platform follows its form (an APNs token is hexadecimal), so an app with FCM is grouped too; a
+        // browser's endpoint needs its keys from the store, so a job listing one is not.
         return .smallGroup
     }
 
