@@ -10,10 +10,11 @@ import WebPushCore
 extension Store {
     /// One keyset page of an app's devices matching `filter`, in token order: `after < token ≤ through`.
     ///
-    /// - Parameter withDetails: false reads the tokens with their platforms alone (locale, registeredAt and
-    ///   environment left empty): what a batch whose payload is the same for every device, of an app serving one
-    ///   environment, needs, at a fraction of the cost of decoding six columns per row. Every device comes with its
-    ///   platform, FCM kind and web subscription either way: the worker chooses its provider by them.
+    /// - Parameter withDetails: false reads the tokens with their platforms alone (locale, registeredAt, environment
+    ///   and web subscription left empty): what a batch whose payload is the same for every device, of an app
+    ///   serving one environment without FCM or Web Push, needs, at a fraction of the cost of decoding seven columns
+    ///   per row (its web devices, if any, are not sent to: the app has no VAPID key). Every device comes with its
+    ///   platform and FCM kind either way: the worker chooses its provider by them.
     public func devicesPage(
         app: String,
         filter: DeviceFilter,
@@ -33,12 +34,11 @@ extension Store {
             if withDetails {
                 devices = try await Self.collect(rows)
             } else {
-                for try await (token, platform, kind, web) in rows.decode((String, String, String?, String?).self) {
+                for try await (token, platform, kind) in rows.decode((String, String, String?).self) {
                     devices.append(
                         StoredDevice(
                             token: DeviceToken(trustedHex: token), locale: nil, registeredAt: 0,
-                            platform: Self.platform(platform), fcmKind: Self.fcmKind(kind),
-                            webSubscription: Self.webSubscription(endpoint: token, web: web)))
+                            platform: Self.platform(platform), fcmKind: Self.fcmKind(kind)))
                 }
             }
             return devices
@@ -61,8 +61,8 @@ extension Store {
         }
     }
 
-    /// The statement of `devicesPage`: the page's tokens, platforms, FCM kinds and web subscriptions (`webColumn`),
-    /// with their locales, registration times (µs since 1970) and environments if `withDetails`.
+    /// The statement of `devicesPage`: the page's tokens, platforms and FCM kinds, with their locales, registration
+    /// times (µs since 1970), environments and web subscriptions (`webColumn`) if `withDetails`.
     package static func devicesPageQuery(
         app: String,
         filter: DeviceFilter,
@@ -71,11 +71,12 @@ extension Store {
         limit: Int,
         withDetails: Bool
     ) -> PostgresQuery {
-        let page = pageQuery(app: app, filter: filter, after: after, through: through, limit: limit)
+        let page = pageQuery(
+            app: app, filter: filter, after: after, through: through, limit: limit, withDetails: withDetails)
         let columns =
             withDetails
             ? "token, locale, registered_at_micros, environment, platform, fcm_kind, web"
-            : "token, platform, fcm_kind, web"
+            : "token, platform, fcm_kind"
         return PostgresQuery(unsafeSQL: "SELECT \(columns) FROM (\(page.sql)) AS page", binds: page.binds)
     }
 
@@ -83,13 +84,15 @@ extension Store {
     package static func devicesPageBoundaryQuery(app: String, filter: DeviceFilter, after: String?, limit: Int)
         -> PostgresQuery
     {
-        let page = pageQuery(app: app, filter: filter, after: after, through: nil, limit: limit)
+        let page = pageQuery(app: app, filter: filter, after: after, through: nil, limit: limit, withDetails: false)
         return PostgresQuery(
             unsafeSQL: "SELECT count(*)::bigint, max(token) FROM (\(page.sql)) AS page", binds: page.binds)
     }
 
     /// The keyset page shared by `devicesPage` and `devicesPageBoundary`, as rows of (token, locale,
-    /// registered_at_micros, environment, platform, fcm_kind, web) in token order.
+    /// registered_at_micros, environment, platform, fcm_kind, web) in token order; without details, of (token,
+    /// platform, fcm_kind) alone: the page is a subquery with a LIMIT, which PostgreSQL does not flatten, so every
+    /// column it lists is computed for every row whether the outer query reads it or not.
     ///
     /// Pages of all devices or of a topic walk the primary key in token order (with the statistics an import
     /// leaves). A users page reads each user's devices from devices_by_user and sorts them: one statement for any
@@ -99,7 +102,8 @@ extension Store {
         filter: DeviceFilter,
         after: String?,
         through: String?,
-        limit: Int
+        limit: Int,
+        withDetails: Bool
     ) -> PostgresQuery {
         let cursor = after ?? ""
         var locales: [String]? = nil
@@ -113,14 +117,18 @@ extension Store {
         case .users(let users):
             // A probe of devices_by_user per user, in token order: with `user_id = ANY(…)` instead, statistics that
             // did not know the app yet made walking the app's primary key and filtering on the user as cheap.
+            let (outer, inner) =
+                withDetails
+                ? (
+                    "d.token, d.locale, (extract(epoch FROM d.registered_at) * 1000000)::bigint AS "
+                        + "registered_at_micros, d.environment, d.platform, d.fcm_kind, d.web",
+                    "token, locale, registered_at, environment, platform, fcm_kind, \(webColumn) AS web"
+                ) : ("d.token, d.platform, d.fcm_kind", "token, platform, fcm_kind")
             return """
-                SELECT d.token, d.locale,
-                       (extract(epoch FROM d.registered_at) * 1000000)::bigint AS registered_at_micros, d.environment,
-                       d.platform, d.fcm_kind, d.web
+                SELECT \(unescaped: outer)
                 FROM (SELECT DISTINCT user_id FROM unnest(\(users)::text[]) AS l(user_id)) AS u
                 CROSS JOIN LATERAL (
-                    SELECT token, locale, registered_at, environment, platform, fcm_kind,
-                           \(unescaped: webColumn) AS web
+                    SELECT \(unescaped: inner)
                     FROM devices
                     WHERE app_id = \(app) AND user_id = u.user_id AND token > \(cursor)
                       AND (\(through)::text IS NULL OR token <= \(through))
@@ -136,9 +144,13 @@ extension Store {
         // of devices_pkey from the cursor that stops after a page, an index-only scan once the table is vacuumed. A
         // PL/pgSQL function forcing that walk (sorting disabled) was measured at 0.62x of this on a 300,000-device
         // broadcast: every row went through its result store with all four columns.
+        let columns =
+            withDetails
+            ? "token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint AS registered_at_micros, "
+                + "environment, platform, fcm_kind, \(webColumn) AS web"
+            : "token, platform, fcm_kind"
         return """
-            SELECT token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint AS registered_at_micros,
-                   environment, platform, fcm_kind, \(unescaped: webColumn) AS web
+            SELECT \(unescaped: columns)
             FROM devices
             WHERE app_id = \(app) AND token > \(cursor)
               AND (\(through)::text IS NULL OR token <= \(through))
