@@ -68,11 +68,12 @@ import WebPushCore
             let all = try await store.devicesPage(app: "a", filter: .all, after: nil, limit: 10)
             check(try await store.devices(app: "a", tokens: all.map(\.token)), "devices(app:tokens:)")
             for filter in [DeviceFilter.all, .topic("news"), .users(["u1", "u2"]), .locales(.all, [])] {
-                for details in [true, false] {
+                for (details, subscriptions) in [(true, true), (true, false), (false, false)] {
                     let page = try await store.devicesPage(
-                        app: "a", filter: filter, after: nil, limit: 10, withDetails: details)
+                        app: "a", filter: filter, after: nil, limit: 10, withDetails: details,
+                        withSubscriptions: subscriptions)
                     if case .locales = filter { continue }  // no locales stored: an empty page
-                    check(page, "\(filter), details \(details)", withSubscriptions: details)
+                    check(page, "\(filter), details \(details)", withSubscriptions: details && subscriptions)
                 }
             }
             let listed = try await store.registeredDevicesPage(app: "a", after: nil, limit: 10)

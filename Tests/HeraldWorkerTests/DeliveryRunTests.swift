@@ -45,7 +45,8 @@ import Testing
             tokens.map { StoredDevice(token: $0, locale: nil, registeredAt: 0) }
         }
         func devicesPage(
-            app: String, filter: DeviceFilter, after: String?, through: String?, limit: Int, withDetails: Bool
+            app: String, filter: DeviceFilter, after: String?, through: String?, limit: Int, withDetails: Bool,
+            withSubscriptions: Bool
         ) async throws -> [StoredDevice] { [] }
         func takeTurn(job: JobKey, count: Int, jobRate: Int?, appRate: Int?, within window: Duration) async throws
             -> ThrottleSlot

@@ -15,24 +15,30 @@ extension Store {
     ///   serving one environment without FCM or Web Push, needs, at a fraction of the cost of decoding seven columns
     ///   per row (its web devices, if any, are not sent to: the app has no VAPID key). Every device comes with its
     ///   platform and FCM kind either way: the worker chooses its provider by them.
+    /// - Parameter withSubscriptions: false leaves web subscriptions out of a page with details: what an app without
+    ///   a `webpush` block needs (its web devices are not sent to), one column fewer to compute and decode per row.
     public func devicesPage(
         app: String,
         filter: DeviceFilter,
         after: String?,
         through: String? = nil,
         limit: Int,
-        withDetails: Bool = true
+        withDetails: Bool = true,
+        withSubscriptions: Bool = true
     ) async throws(StoreError) -> [StoredDevice] {
         try await run("reading a page of devices") {
             let rows = try await client.query(
                 Self.devicesPageQuery(
-                    app: app, filter: filter, after: after, through: through, limit: limit, withDetails: withDetails),
+                    app: app, filter: filter, after: after, through: through, limit: limit, withDetails: withDetails,
+                    withSubscriptions: withSubscriptions),
                 logger: logger
             )
             var devices: [StoredDevice] = []
             devices.reserveCapacity(limit)
-            if withDetails {
+            if withDetails && withSubscriptions {
                 devices = try await Self.collect(rows)
+            } else if withDetails {
+                devices = try await Self.collectWithoutSubscriptions(rows)
             } else {
                 for try await (token, platform, kind) in rows.decode((String, String, String?).self) {
                     devices.append(
@@ -69,13 +75,16 @@ extension Store {
         after: String?,
         through: String?,
         limit: Int,
-        withDetails: Bool
+        withDetails: Bool,
+        withSubscriptions: Bool = true
     ) -> PostgresQuery {
         let page = pageQuery(
-            app: app, filter: filter, after: after, through: through, limit: limit, withDetails: withDetails)
+            app: app, filter: filter, after: after, through: through, limit: limit, withDetails: withDetails,
+            withSubscriptions: withSubscriptions)
         let columns =
             withDetails
-            ? "token, locale, registered_at_micros, environment, platform, fcm_kind, web"
+            ? "token, locale, registered_at_micros, environment, platform, fcm_kind"
+                + (withSubscriptions ? ", web" : "")
             : "token, platform, fcm_kind"
         return PostgresQuery(unsafeSQL: "SELECT \(columns) FROM (\(page.sql)) AS page", binds: page.binds)
     }
@@ -84,7 +93,9 @@ extension Store {
     package static func devicesPageBoundaryQuery(app: String, filter: DeviceFilter, after: String?, limit: Int)
         -> PostgresQuery
     {
-        let page = pageQuery(app: app, filter: filter, after: after, through: nil, limit: limit, withDetails: false)
+        let page = pageQuery(
+            app: app, filter: filter, after: after, through: nil, limit: limit, withDetails: false,
+            withSubscriptions: false)
         return PostgresQuery(
             unsafeSQL: "SELECT count(*)::bigint, max(token) FROM (\(page.sql)) AS page", binds: page.binds)
     }
@@ -103,9 +114,11 @@ extension Store {
         after: String?,
         through: String?,
         limit: Int,
-        withDetails: Bool
+        withDetails: Bool,
+        withSubscriptions: Bool
     ) -> PostgresQuery {
         let cursor = after ?? ""
+        let web = withSubscriptions ? ", \(webColumn) AS web" : ""
         var locales: [String]? = nil
         var base = filter
         if case .locales(let inner, let tags) = filter {
@@ -121,8 +134,9 @@ extension Store {
                 withDetails
                 ? (
                     "d.token, d.locale, (extract(epoch FROM d.registered_at) * 1000000)::bigint AS "
-                        + "registered_at_micros, d.environment, d.platform, d.fcm_kind, d.web",
-                    "token, locale, registered_at, environment, platform, fcm_kind, \(webColumn) AS web"
+                        + "registered_at_micros, d.environment, d.platform, d.fcm_kind"
+                        + (withSubscriptions ? ", d.web" : ""),
+                    "token, locale, registered_at, environment, platform, fcm_kind" + web
                 ) : ("d.token, d.platform, d.fcm_kind", "token, platform, fcm_kind")
             return """
                 SELECT \(unescaped: outer)
@@ -147,7 +161,7 @@ extension Store {
         let columns =
             withDetails
             ? "token, locale, (extract(epoch FROM registered_at) * 1000000)::bigint AS registered_at_micros, "
-                + "environment, platform, fcm_kind, \(webColumn) AS web"
+                + "environment, platform, fcm_kind" + web
             : "token, platform, fcm_kind"
         return """
             SELECT \(unescaped: columns)

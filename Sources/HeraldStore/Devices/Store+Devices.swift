@@ -90,6 +90,20 @@ extension Store {
         return devices
     }
 
+    /// `collect` for rows without the web subscription's column.
+    static func collectWithoutSubscriptions(_ rows: PostgresRowSequence) async throws -> [StoredDevice] {
+        var devices: [StoredDevice] = []
+        for try await (token, locale, registeredAt, environment, platform, kind) in rows.decode(
+            (String, String?, Int64, String?, String, String?).self)
+        {
+            devices.append(
+                StoredDevice(
+                    token: DeviceToken(trustedHex: token), locale: locale, registeredAt: registeredAt,
+                    environment: environment, platform: Self.platform(platform), fcmKind: Self.fcmKind(kind)))
+        }
+        return devices
+    }
+
     /// A web device's subscription in one column, NULL for every other device (and then not computed: the CASE
     /// stops at its test): `<p256dh>.<auth>`, followed by `.<expirationTime in ms>` if it has one.
     static let webColumn = """

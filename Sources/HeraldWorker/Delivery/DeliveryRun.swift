@@ -380,7 +380,7 @@ struct DeliveryRun: Sendable {
         while true {
             let page = try await store.devicesPage(
                 app: job.app, filter: job.audience.filter, after: cursor, through: batch.through, limit: pageSize,
-                withDetails: withDetails)
+                withDetails: withDetails, withSubscriptions: app.webpush != nil)
             devices += page
             guard page.count == pageSize, let last = page.last else { break }
             cursor = last.token.hex

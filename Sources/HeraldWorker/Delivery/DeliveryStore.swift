@@ -9,7 +9,8 @@ protocol DeliveryStore: Sendable {
     func hasUnprovenDevices(app: String) async throws -> Bool
     func devices(app: String, tokens: [DeviceToken]) async throws -> [StoredDevice]
     func devicesPage(
-        app: String, filter: DeviceFilter, after: String?, through: String?, limit: Int, withDetails: Bool
+        app: String, filter: DeviceFilter, after: String?, through: String?, limit: Int, withDetails: Bool,
+        withSubscriptions: Bool
     ) async throws -> [StoredDevice]
     func takeTurn(job: JobKey, count: Int, jobRate: Int?, appRate: Int?, within window: Duration) async throws
         -> ThrottleSlot
