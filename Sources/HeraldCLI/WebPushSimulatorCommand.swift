@@ -74,9 +74,8 @@ struct WebPushSimulatorCommand: AsyncParsableCommand {
         configuration.recordFile = recordFile
         let simulator = WebPushSimulator(
             configuration: configuration, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, logger: logger)
-        let bound: Int
         do {
-            bound = try await simulator.start()
+            _ = try await simulator.start()
         } catch {
             throw AddressInUse.explain(error, what: "the Web Push simulator", host: host, port: port, setting: "--port")
         }

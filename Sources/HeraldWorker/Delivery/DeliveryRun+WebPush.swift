@@ -15,7 +15,6 @@ extension DeliveryRun {
             now: configuration.clock.unixSeconds)
         var results = plan.unsent
         for (transport, requests) in plan.shares {
-            await requests.encryptAll()
             results += try await sender.send(
                 Sender.Share(requests: requests, range: 0..<requests.count, stop: stop, publishedAt: publishedAt),
                 through: transport, pacing: &pacing, probing: probing)
@@ -52,6 +51,8 @@ extension DeliveryRun {
             )] = [:]
         var origins: [String] = []
         let nowMillis = now * 1000
+        // One payload for every device (the usual broadcast) needs no variant looked up per device.
+        let uniform = template.localizations.isEmpty && badges.isEmpty
         for device in devices {
             guard let subscription = device.webSubscription else {
                 unsent.append(
@@ -69,11 +70,11 @@ extension DeliveryRun {
                         retries: 0))
                 continue
             }
-            let variant = template.localizations.isEmpty ? nil : template.variant(for: device.locale)
-            let badge = badges[device.token.hex]
-            let key = "\(variant ?? "")|\(badge.map(String.init) ?? "")"
+            let variant = uniform ? nil : template.variant(for: device.locale)
+            let badge = uniform ? nil : badges[device.token.hex]
+            let key = uniform ? "" : "\(variant ?? "")|\(badge.map(String.init) ?? "")"
             let index: Int
-            if let known = indexOf[key] {
+            if let known = uniform ? (payloads.isEmpty ? nil : 0) : indexOf[key] {
                 index = known
             } else {
                 let notification = template.webPushNotification(

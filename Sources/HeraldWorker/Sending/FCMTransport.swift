@@ -14,12 +14,13 @@ import Synchronization
 final class FCMTransport: NotificationTransport {
     let client: FCMClient
     private let clock: HeraldClock
-    /// Until when FCM asked the project to wait.
-    private let pausedUntil = Mutex<ContinuousClock.Instant?>(nil)
+    /// The project's wait after a quota answer.
+    private let pause: ProviderPause
 
     init(client: FCMClient, clock: HeraldClock) {
         self.client = client
         self.clock = clock
+        self.pause = ProviderPause(reason: ProviderReason(rawValue: Self.quotaPause, provider: "FCM"), clock: clock)
     }
 
     /// The reason of a request held back while the project waits out a quota answer.
@@ -31,7 +32,7 @@ final class FCMTransport: NotificationTransport {
         request: @escaping @Sendable (Int) -> [UInt8]?,
         onAnswer: @escaping @Sendable (Int, Result<ProviderAnswer, TransportFailure>) -> Void
     ) async -> [Result<ProviderAnswer, TransportFailure>?] {
-        if let held = heldBack() {
+        if let held = pause.heldBack() {
             return (0..<count).map { index in
                 guard request(index) != nil else { return nil }
                 onAnswer(index, .success(held))
@@ -49,7 +50,7 @@ final class FCMTransport: NotificationTransport {
     }
 
     func transport(_ request: [UInt8]) async throws(TransportFailure) -> ProviderAnswer {
-        if let held = heldBack() { return held }
+        if let held = pause.heldBack() { return held }
         do {
             let answer = Self.answer(try await client.send(request), clock: clock)
             noteQuota(.success(answer))
@@ -59,23 +60,10 @@ final class FCMTransport: NotificationTransport {
         }
     }
 
-    /// The answer for a request held back while the project waits, or nil when it need not wait.
-    private func heldBack() -> ProviderAnswer? {
-        let now = clock.now()
-        guard let until = pausedUntil.withLock({ $0 }), until > now else { return nil }
-        return ProviderAnswer(
-            status: 429, reason: ProviderReason(rawValue: Self.quotaPause, provider: "FCM"), retryAfter: until - now)
-    }
-
-    /// A `QUOTA_EXCEEDED` with a `Retry-After`: the project waits until then (the latest such answer wins).
+    /// A `QUOTA_EXCEEDED` with a `Retry-After`: the whole project waits until then.
     private func noteQuota(_ answer: Result<ProviderAnswer, TransportFailure>) {
-        guard case .success(let answer) = answer, answer.reason?.rawValue == "QUOTA_EXCEEDED",
-            let wait = answer.retryAfter, wait > .zero
-        else { return }
-        let until = clock.now() + wait
-        pausedUntil.withLock { paused in
-            if paused.map({ $0 < until }) ?? true { paused = until }
-        }
+        guard case .success(let answer) = answer, answer.reason?.rawValue == "QUOTA_EXCEEDED" else { return }
+        pause.pause(for: answer)
     }
 
     var settlement: any SettlementTable { FCMSettlementTable() }

@@ -1,5 +1,4 @@
 import APNSCore
-import Foundation
 import HeraldCore
 import Logging
 import NIOCore
@@ -76,12 +75,14 @@ final class WebPushTransports: Sendable {
 final class WebPushOriginTransport: NotificationTransport {
     let client: WebPushClient
     private let clock: HeraldClock
-    /// Until when the service asked the origin to wait, and with which status.
-    private let pausedUntil = Mutex<(until: ContinuousClock.Instant, status: Int)?>(nil)
+    /// The origin's wait after a 429 or 503.
+    private let pause: ProviderPause
 
     init(client: WebPushClient, clock: HeraldClock) {
         self.client = client
         self.clock = clock
+        self.pause = ProviderPause(
+            reason: ProviderReason(rawValue: Self.originPause, provider: "Web Push"), clock: clock)
     }
 
     /// The reason of a request held back while the origin waits.
@@ -93,7 +94,7 @@ final class WebPushOriginTransport: NotificationTransport {
         request: @escaping @Sendable (Int) -> WebPushWireRequest?,
         onAnswer: @escaping @Sendable (Int, Result<ProviderAnswer, TransportFailure>) -> Void
     ) async -> [Result<ProviderAnswer, TransportFailure>?] {
-        if let held = heldBack() {
+        if let held = pause.heldBack() {
             return (0..<count).map { index in
                 guard request(index) != nil else { return nil }
                 onAnswer(index, .success(held))
@@ -111,7 +112,7 @@ final class WebPushOriginTransport: NotificationTransport {
     }
 
     func transport(_ request: WebPushWireRequest) async throws(TransportFailure) -> ProviderAnswer {
-        if let held = heldBack() { return held }
+        if let held = pause.heldBack() { return held }
         do {
             let answer = Self.answer(try await client.send(request), clock: clock)
             notePause(.success(answer))
@@ -121,24 +122,10 @@ final class WebPushOriginTransport: NotificationTransport {
         }
     }
 
-    /// The answer for a request held back while the origin waits, or nil when it need not wait.
-    private func heldBack() -> ProviderAnswer? {
-        let now = clock.now()
-        guard let paused = pausedUntil.withLock({ $0 }), paused.until > now else { return nil }
-        return ProviderAnswer(
-            status: paused.status, reason: ProviderReason(rawValue: Self.originPause, provider: "Web Push"),
-            retryAfter: paused.until - now)
-    }
-
-    /// A 429 or 503 with a `Retry-After`: the origin waits until then (the latest such answer wins).
+    /// A 429 or 503 with a `Retry-After`: the whole origin waits until then.
     private func notePause(_ answer: Result<ProviderAnswer, TransportFailure>) {
-        guard case .success(let answer) = answer, answer.status == 429 || answer.status == 503,
-            let wait = answer.retryAfter, wait > .zero
-        else { return }
-        let until = clock.now() + wait
-        pausedUntil.withLock { paused in
-            if paused.map({ $0.until < until }) ?? true { paused = (until, answer.status) }
-        }
+        guard case .success(let answer) = answer, answer.status == 429 || answer.status == 503 else { return }
+        pause.pause(for: answer)
     }
 
     var settlement: any SettlementTable { WebPushSettlementTable() }
@@ -162,10 +149,9 @@ final class WebPushOriginTransport: NotificationTransport {
 }
 
 /// A share's Web Push requests, all to one origin: the job's payload written once per variant (locale and badge),
-/// each device's copy encrypted for its subscription (a fresh key and salt per message, RFC 8291). ``encryptAll()``
-/// encrypts them beforehand on every core (the P-256 key agreement is most of a message's cost, and the event loop
-/// that sends is one thread); a request not encrypted by then is encrypted when it is made.
-final class WebPushRequestList: RequestSource, @unchecked Sendable {
+/// each device's copy encrypted for its subscription when its request is made (a fresh key and salt per message,
+/// RFC 8291), on the event loop that sends it.
+final class WebPushRequestList: RequestSource {
     let tokens: [DeviceToken]
     private let subscriptions: [WebPushSubscription]
     private let payloads: [[UInt8]]
@@ -174,8 +160,6 @@ final class WebPushRequestList: RequestSource, @unchecked Sendable {
     private let ttl: Int
     private let urgency: String
     private let topic: String?
-    /// The bodies `encryptAll()` made, written before any request is read and never after.
-    private var bodies: [[UInt8]] = []
 
     init(
         subscriptions: [WebPushSubscription], tokens: [DeviceToken], payloads: [[UInt8]], variantOf: [Int]?,
@@ -190,36 +174,14 @@ final class WebPushRequestList: RequestSource, @unchecked Sendable {
         self.topic = topic?.value
     }
 
-    /// Encrypts every request's body now, split across `parallelism` tasks. Call before the list is sent.
-    func encryptAll(parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) async {
-        let count = subscriptions.count
-        guard count > 0 else { return }
-        let chunks = max(1, min(parallelism, count / 64))
-        let size = (count + chunks - 1) / chunks
-        var bodies = [[UInt8]](repeating: [], count: count)
-        await withTaskGroup(of: (Int, [[UInt8]]).self) { group in
-            for start in stride(from: 0, to: count, by: size) {
-                group.addTask { [self] in
-                    (start, (start..<min(start + size, count)).map { body(at: $0) })
-                }
-            }
-            for await (start, chunk) in group {
-                bodies.replaceSubrange(start..<start + chunk.count, with: chunk)
-            }
-        }
-        self.bodies = bodies
-    }
-
-    private func body(at index: Int) -> [UInt8] {
+    subscript(index: Int) -> WebPushWireRequest {
+        let subscription = subscriptions[index]
         // Every payload was checked against the plaintext limit when the list was made, and the keys when the
         // subscription was registered: encryption cannot fail but for a broken random source. An empty body then
         // gets the service's 400, which fails that device alone.
-        (try? WebPushEncryption.encrypt(payloads[variantOf?[index] ?? 0], for: subscriptions[index].keys)) ?? []
-    }
-
-    subscript(index: Int) -> WebPushWireRequest {
-        WebPushWireRequest(
-            path: subscriptions[index].endpoint.path, ttl: ttl, urgency: urgency, topic: topic,
-            body: bodies.isEmpty ? body(at: index) : bodies[index])
+        let body =
+            (try? WebPushEncryption.encrypt(payloads[variantOf?[index] ?? 0], for: subscription.keys)) ?? []
+        return WebPushWireRequest(
+            path: subscription.endpoint.path, ttl: ttl, urgency: urgency, topic: topic, body: body)
     }
 }

@@ -1,0 +1,71 @@
+import APNSCore
+import FCMCore
+import HeraldCore
+import HeraldStore
+
+extension DeliveryRun {
+    /// The FCM requests of `devices` (Android), or why none is sent: a push type with no meaning on Android (they
+    /// go to Apple devices only), an app without FCM credentials, or a message FCM would refuse for every device
+    /// (too large, a bad `fcm` block): the job's fault, so the job stops with it.
+    static func fcmRequests(
+        for devices: [StoredDevice], job: PreparedJob, app: AppConfiguration,
+        transport: (any NotificationTransport<[UInt8]>)?, badges: [String: Int], now: Int64
+    ) -> FCMShare {
+        let template = job.template
+        guard template.reachesAndroid else {
+            return .unsent(.failDevice(reason: ProviderReason(rawValue: "NotForAndroid", provider: "FCM")))
+        }
+        guard let transport else {
+            return .unsent(.failDevice(reason: ProviderReason(rawValue: "NoFCMCredentials", provider: "FCM")))
+        }
+        let tokens = devices.map(\.token)
+        let kinds = devices.map { $0.fcmKind ?? .token }
+        if template.localizations.isEmpty && badges.isEmpty {
+            // One message for every device (the usual broadcast): built once, no variant looked up per device.
+            let message = template.fcmMessage(
+                variant: nil, badge: nil, now: now, channelID: app.fcm?.channelID, overrides: template.fcmOverrides)
+            do {
+                let built = try message.template(checked: false)
+                return .send(
+                    FCMRequestList(tokens: tokens, kinds: kinds, templates: [built], variantOf: nil), transport)
+            } catch {
+                return .unsent(
+                    .failJob(reason: ProviderReason(rawValue: "InvalidFCMMessage: \(error)", provider: "FCM")))
+            }
+        }
+        var templates: [FCMMessageTemplate] = []
+        var indexOf: [String: Int] = [:]
+        var variantOf: [Int] = []
+        variantOf.reserveCapacity(devices.count)
+        for device in devices {
+            let variant = template.localizations.isEmpty ? nil : template.variant(for: device.locale)
+            let badge = badges[device.token.hex]
+            let key = "\(variant ?? "")|\(badge.map(String.init) ?? "")"
+            if let index = indexOf[key] {
+                variantOf.append(index)
+                continue
+            }
+            let message = template.fcmMessage(
+                variant: variant, badge: badge, now: now, channelID: app.fcm?.channelID,
+                overrides: template.fcmOverrides)
+            do {
+                // Built by `fcmMessage`, whose values are in range by construction.
+                templates.append(try message.template(checked: false))
+            } catch {
+                return .unsent(
+                    .failJob(reason: ProviderReason(rawValue: "InvalidFCMMessage: \(error)", provider: "FCM")))
+            }
+            indexOf[key] = templates.count - 1
+            variantOf.append(templates.count - 1)
+        }
+        let requests = FCMRequestList(
+            tokens: tokens, kinds: kinds, templates: templates, variantOf: templates.count == 1 ? nil : variantOf)
+        return .send(requests, transport)
+    }
+
+    /// A unit's Android devices: their requests and FCM's transport, or what they come to unsent.
+    enum FCMShare {
+        case send(FCMRequestList, any NotificationTransport<[UInt8]>)
+        case unsent(Disposition)
+    }
+}
