@@ -69,17 +69,26 @@ public struct FCMTarget: Sendable, Hashable, CustomStringConvertible, CustomDebu
     }
 
     /// Refuses the first byte outside `A-Z a-z 0-9 _ -` (and `:` for tokens), naming its 1-based position.
+    /// One pass over the contiguous UTF-8 bytes: a job's listed token is checked on every job, and iterating the
+    /// `UTF8View` with offsets cost as much as the rest of the token's handling.
     private static func checkAlphabet(_ value: String, kind: Kind, allowsColon: Bool) throws(FCMRegistrationError) {
-        for (offset, byte) in value.utf8.enumerated() {
-            if Validation.isAlphanumeric(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-                || (allowsColon && byte == UInt8(ascii: ":"))
-            {
-                continue
+        var text = value
+        let bad = text.withUTF8 { bytes -> (offset: Int, byte: UInt8)? in
+            for offset in bytes.indices {
+                let byte = bytes[offset]
+                if Validation.isAlphanumeric(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+                    || (allowsColon && byte == UInt8(ascii: ":"))
+                {
+                    continue
+                }
+                return (offset, byte)
             }
-            let shown =
-                Validation.isPlainPrintable(byte) ? String(UnicodeScalar(byte)) : Self.codePoint(of: value, at: offset)
-            throw FCMRegistrationError(kind: kind, reason: .badCharacter(position: offset + 1, character: shown))
+            return nil
         }
+        guard let (offset, byte) = bad else { return }
+        let shown =
+            Validation.isPlainPrintable(byte) ? String(UnicodeScalar(byte)) : Self.codePoint(of: value, at: offset)
+        throw FCMRegistrationError(kind: kind, reason: .badCharacter(position: offset + 1, character: shown))
     }
 
     /// `U+XXXX` for the scalar starting at UTF-8 offset `offset` (or the byte if it is a continuation byte).

@@ -64,9 +64,16 @@ extension AppConfiguration {
         }
     }
 
-    /// Whether a delivery reads each device's row to choose its provider or environment: an app with FCM or Web
-    /// Push credentials (its devices are of several platforms) or one serving several APNs environments.
-    public var readsDeviceDetails: Bool { fcm != nil || webpush != nil || sendsPerDeviceEnvironment }
+    /// Whether a delivery reads more of each device's row than its token, platform and FCM kind: an app with Web
+    /// Push credentials (a browser's subscription keys) or one serving several APNs environments (each device's
+    /// environment). A page without details carries every device's platform and FCM kind, which is all an app with
+    /// FCM needs to choose the provider when the payload is the same for every device.
+    public var readsDeviceDetails: Bool { webpush != nil || sendsPerDeviceEnvironment }
+
+    /// Whether a batch that lists its tokens looks them up in the store: an app with other providers than APNs
+    /// (a listed token's registration says its platform and FCM kind, which its form alone may not) or one that
+    /// reads details.
+    public var readsListedDevices: Bool { fcm != nil || readsDeviceDetails }
 
     /// The FCM service account key's text, read from `fcm.service_account_file` (relative to `directory`).
     public func fcmServiceAccount(directory: String) throws(ConfigurationError) -> String? {

@@ -186,4 +186,97 @@ import Testing
             #expect(decoded.bytes == expected, "payload of \(size) bytes: the provider token was sent again")
         }
     }
+
+    /// Requests of the three providers, of two jobs each (push types, topics, priorities, urgencies and TTLs that
+    /// differ), a new credential half way and a smaller table near the end, interleaved in an irregular fixed order
+    /// on one connection: every block decodes, with the server's one table, to exactly the request's fields. The
+    /// kept bytes of the constant fields are reused only while the table is as it was when they were encoded.
+    @Test func keptConstantFieldsDecodeRightWhateverCameBetween() throws {
+        var encoder = RequestHeaderEncoder(authority: "push.example.com")
+        var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        var jwt = Self.jwt
+        for index in 0..<600 {
+            if index == 300 { jwt = String(Self.jwt.reversed()) }
+            if index == 450 {
+                encoder.serverAllowsTable(of: 512)
+                decoder.maxDynamicTableLength = 512
+            }
+            // Runs of one kind (a job's requests) broken up irregularly.
+            // The first ten are of a job without expiration, collapse id or apns-id, with the constant fields of
+            // the job after them, whose first request enters those names into the table.
+            let pick = index < 10 ? 6 : index < 15 ? 0 : (index / 7 + index * index / 13) % 6
+            let token = String(format: "%064x", index)
+            let request: WireRequest
+            let expected: [String]
+            switch pick {
+            case 6:
+                var apns = Self.request(token: token)
+                (apns.expiration, apns.collapseID, apns.apnsID) = (nil, nil, nil)
+                request = .apns(apns)
+                expected = [
+                    ":method: POST", ":scheme: https", ":path: /3/device/\(token)", ":authority: push.example.com",
+                    "authorization: bearer \(jwt)", "apns-push-type: alert", "apns-topic: com.example.app",
+                    "apns-priority: 10", "content-length: 25",
+                ]
+            case 0, 1:
+                var apns = Self.request(token: token)
+                if pick == 1 {
+                    apns.pushType = .background
+                    apns.topic = "com.example.other"
+                    apns.priority = .conservePower
+                }
+                request = .apns(apns)
+                expected = [
+                    ":method: POST", ":scheme: https", ":path: /3/device/\(token)", ":authority: push.example.com",
+                    "authorization: bearer \(jwt)", "apns-push-type: \(apns.pushType.rawValue)",
+                    "apns-topic: \(apns.topic)", "apns-priority: \(apns.priority!.rawValue)",
+                    "apns-expiration: 1700000000", "apns-collapse-id: scores",
+                    "apns-id: 0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", "content-length: 25",
+                ]
+            case 2, 3:
+                let path = "/v1/projects/\(pick == 2 ? "one" : "two")/messages:send"
+                request = .fcm(FCMWireRequest(path: path, body: Array(repeating: 0x20, count: 100 + index)))
+                expected = [
+                    ":method: POST", ":scheme: https", ":path: \(path)", ":authority: push.example.com",
+                    "authorization: Bearer \(jwt)", "content-type: application/json",
+                    "content-length: \(100 + index)",
+                ]
+            default:
+                let urgency = pick == 4 ? "high" : "low"
+                let ttl = pick == 4 ? 60 : 2_419_200
+                let topic: String? = pick == 4 ? nil : "scores-\(index % 3)"
+                request = .webpush(
+                    WebPushWireRequest(
+                        path: "/push/\(token)", ttl: ttl, urgency: urgency, topic: topic,
+                        body: Array(repeating: 0, count: 300)))
+                expected =
+                    [
+                        ":method: POST", ":scheme: https", ":path: /push/\(token)", ":authority: push.example.com",
+                        "authorization: \(jwt)", "ttl: \(ttl)", "urgency: \(urgency)",
+                    ] + (topic.map { ["topic: \($0)"] } ?? []) + [
+                        "content-encoding: aes128gcm", "content-type: application/octet-stream",
+                        "content-length: 300",
+                    ]
+            }
+            var block = ByteBuffer()
+            try encoder.writeBlock(for: request, bearerToken: jwt, into: &block)
+            let headers = try decoder.decodeHeaders(from: &block)
+            let lines = headers.map { "\($0.name): \($0.value)" }
+            // Web Push's topic is written after the constant fields: compare as sets past the pseudo-headers.
+            #expect(Array(lines.prefix(4)) == Array(expected.prefix(4)), "request \(index)")
+            #expect(lines.sorted() == expected.sorted(), "request \(index)")
+        }
+    }
+
+    @Test func onlyIndexedFieldsAreRecognised() {
+        #expect(RequestHeaderEncoder.onlyReferences([]))
+        #expect(RequestHeaderEncoder.onlyReferences([0x83, 0x87, 0xBE]))
+        // Index 127 + 200: 0xFF, then 200 in 7-bit groups (0xC8 0x01).
+        #expect(RequestHeaderEncoder.onlyReferences([0x82, 0xFF, 0xC8, 0x01, 0x84]))
+        // A literal with incremental indexing (01xxxxxx), one without (0000xxxx), a size update (001xxxxx).
+        #expect(!RequestHeaderEncoder.onlyReferences([0x82, 0x41, 0x01, 0x61]))
+        #expect(!RequestHeaderEncoder.onlyReferences([0x04, 0x01, 0x61]))
+        #expect(!RequestHeaderEncoder.onlyReferences([0x3F, 0xE1, 0x1F, 0x82]))
+    }
 }
+

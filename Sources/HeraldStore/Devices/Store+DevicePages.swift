@@ -10,11 +10,11 @@ import WebPushCore
 extension Store {
     /// One keyset page of an app's devices matching `filter`, in token order: `after < token ≤ through`.
     ///
-    /// - Parameter withDetails: false reads the tokens with their platforms alone (locale, registeredAt, environment
-    ///   and web subscription left empty): what a batch whose payload is the same for every device, of an app
-    ///   serving one environment without FCM or Web Push, needs, at a fraction of the cost of decoding seven columns
-    ///   per row (its web devices, if any, are not sent to: the app has no VAPID key). Every device comes with its
-    ///   platform and FCM kind either way: the worker chooses its provider by them.
+    /// - Parameter withDetails: false reads the tokens with their platforms and FCM kinds alone (locale,
+    ///   registeredAt, environment and web subscription left empty): what a batch whose payload is the same for
+    ///   every device, of an app serving one environment without Web Push, needs, at a fraction of the cost of
+    ///   decoding seven columns per row (its web devices, if any, are not sent to: the app has no VAPID key). Every
+    ///   device comes with its platform and FCM kind either way: the worker chooses its provider by them.
     /// - Parameter withSubscriptions: false leaves web subscriptions out of a page with details: what an app without
     ///   a `webpush` block needs (its web devices are not sent to), one column fewer to compute and decode per row.
     public func devicesPage(

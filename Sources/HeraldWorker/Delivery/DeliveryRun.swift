@@ -288,8 +288,8 @@ struct DeliveryRun: Sendable {
         let withDetails = job.template.variesPerDevice || app.readsDeviceDetails
         if let tokens = batch.tokens {
             let parsed = tokens.map(DeviceToken.init(trustedHex:))
-            guard withDetails else {
-                // An app without FCM reads no device: each listed token goes by its form (`DeviceAddress.byForm`).
+            guard withDetails || app.readsListedDevices else {
+                // An app of APNs alone reads no device: each listed token goes by its form (`DeviceAddress.byForm`).
                 return parsed.map { token in
                     let (platform, kind) = DeviceAddress.byForm(token)
                     return StoredDevice(token: token, locale: nil, registeredAt: 0, platform: platform, fcmKind: kind)
