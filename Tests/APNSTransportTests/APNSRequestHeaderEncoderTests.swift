@@ -279,4 +279,3 @@ import Testing
         #expect(!RequestHeaderEncoder.onlyReferences([0x3F, 0xE1, 0x1F, 0x82]))
     }
 }
-
