@@ -103,7 +103,8 @@ struct RequestHeaderEncoder {
     ///
     /// A block is written in three parts: `:method` and `:scheme`; `:path` (never entered, but FCM's) and the fields
     /// that only reference the table once it holds them (`:authority`, `authorization` and the provider's constant
-    /// fields); then the fields that change from request to request. The constant part is the same bytes for every
+    /// fields); then the fields that change from request to request, `content-length` last (written here: its name
+    /// is a static entry, its value never entered). The constant part is the same bytes for every
     /// request of a job as long as the table has not changed, so its bytes are kept (``common``) and copied, instead
     /// of each field being looked up again in NIOHPACK's table: that was a twelfth of a worker's CPU in a broadcast.
     /// Whatever enters the table (or resizes it) starts a new ``generation``; bytes kept from an older one are never
@@ -125,37 +126,67 @@ struct RequestHeaderEncoder {
         }
         switch request {
         case .apns(let request):
-            try hpack.beginEncoding(allocator: allocator)
-            try hpack.appendNonIndexed(header: ":path", value: "/3/device/" + request.deviceToken.hex)
-            try endFields(into: &buffer)
+            Self.writeLiteral(Self.pathName, "/3/device/", request.deviceToken.hex, into: &buffer)
             try writeCommon(
                 CommonKey(
                     provider: .apns, token: bearerToken, first: request.pushType.rawValue, second: request.topic,
                     number: request.priority.map { Int($0.rawValue) }),
                 into: &buffer)
-            try hpack.beginEncoding(allocator: allocator)
-            try appendAPNSChangingHeaders(of: request)
+            if request.expiration != nil || request.collapseID != nil || request.apnsID != nil {
+                try hpack.beginEncoding(allocator: allocator)
+                try appendAPNSChangingHeaders(of: request)
+                try endFields(into: &buffer)
+            }
         case .fcm(let request):
             // The same path for every request of a project: indexed with the constant fields, a byte after the first.
             try writeCommon(
                 CommonKey(provider: .fcm, token: bearerToken, first: request.path, second: nil, number: nil),
                 into: &buffer)
-            try hpack.beginEncoding(allocator: allocator)
         case .webpush(let request):
             // Each subscription's own path: never entered. The VAPID value (`vapid t=…, k=…`) is the whole
             // credential, the same for every request to the origin until it is renewed.
-            try hpack.beginEncoding(allocator: allocator)
-            try hpack.appendNonIndexed(header: ":path", value: request.path)
-            try endFields(into: &buffer)
+            Self.writeLiteral(Self.pathName, "", request.path, into: &buffer)
             try writeCommon(
                 CommonKey(
                     provider: .webpush, token: bearerToken, first: request.urgency, second: nil, number: request.ttl),
                 into: &buffer)
-            try hpack.beginEncoding(allocator: allocator)
-            if let topic = request.topic { try hpack.appendNonIndexed(header: "topic", value: topic) }
+            if let topic = request.topic {
+                try hpack.beginEncoding(allocator: allocator)
+                try hpack.appendNonIndexed(header: "topic", value: topic)
+                try endFields(into: &buffer)
+            }
         }
-        try hpack.appendNonIndexed(header: "content-length", value: String(request.payload.count))
-        try endFields(into: &buffer)
+        Self.writeLiteral(Self.contentLengthName, "", String(request.payload.count), into: &buffer)
+    }
+
+    /// `:path` and `content-length`: entries 4 and 28 of the static table (RFC 7541 Appendix A).
+    private static let pathName = 4
+    private static let contentLengthName = 28
+
+    /// Appends a literal field without indexing whose name is static entry `name` and whose value is `prefix` and
+    /// `value` (RFC 7541 §6.2.2, not Huffman-coded): what NIOHPACK's `appendNonIndexed` writes, without looking the
+    /// name up in the table for every request. It enters nothing into the table.
+    static func writeLiteral(_ name: Int, _ prefix: String, _ value: String, into buffer: inout ByteBuffer) {
+        writeInteger(name, prefixBits: 4, flags: 0x00, into: &buffer)
+        writeInteger(prefix.utf8.count + value.utf8.count, prefixBits: 7, flags: 0x00, into: &buffer)
+        buffer.writeString(prefix)
+        buffer.writeString(value)
+    }
+
+    /// An integer with an N-bit prefix (RFC 7541 §5.1), `flags` in the first byte's other bits.
+    private static func writeInteger(_ value: Int, prefixBits: Int, flags: UInt8, into buffer: inout ByteBuffer) {
+        let limit = (1 << prefixBits) - 1
+        guard value >= limit else {
+            buffer.writeInteger(flags | UInt8(value))
+            return
+        }
+        buffer.writeInteger(flags | UInt8(limit))
+        var rest = value - limit
+        while rest >= 128 {
+            buffer.writeInteger(UInt8(rest & 0x7F | 0x80))
+            rest >>= 7
+        }
+        buffer.writeInteger(UInt8(rest))
     }
 
     /// `:method: POST`, `:scheme: https`: static entries 3 and 7, indexed.

@@ -245,13 +245,15 @@ import Testing
                 let urgency = pick == 4 ? "high" : "low"
                 let ttl = pick == 4 ? 60 : 2_419_200
                 let topic: String? = pick == 4 ? nil : "scores-\(index % 3)"
+                // A path over 126 bytes takes a length of several bytes (RFC 7541 §5.1).
+                let path = "/push/\(token)" + (pick == 5 ? String(repeating: "x", count: 100 + index) : "")
                 request = .webpush(
                     WebPushWireRequest(
-                        path: "/push/\(token)", ttl: ttl, urgency: urgency, topic: topic,
+                        path: path, ttl: ttl, urgency: urgency, topic: topic,
                         body: Array(repeating: 0, count: 300)))
                 expected =
                     [
-                        ":method: POST", ":scheme: https", ":path: /push/\(token)", ":authority: push.example.com",
+                        ":method: POST", ":scheme: https", ":path: \(path)", ":authority: push.example.com",
                         "authorization: \(jwt)", "ttl: \(ttl)", "urgency: \(urgency)",
                     ] + (topic.map { ["topic: \($0)"] } ?? []) + [
                         "content-encoding: aes128gcm", "content-type: application/octet-stream",
