@@ -141,6 +141,9 @@ public struct WebPushClientConfiguration: Sendable {
     public var connectTimeout: Duration = .seconds(10)
     /// How long a connection may sit without traffic before a PING checks it; nil disables the check.
     public var pingInterval: Duration? = .seconds(60)
+    /// How many HTTP/1.1 connections ``WebPushHTTP1Client`` keeps to a service that does not speak HTTP/2 (each
+    /// carries one request at a time).
+    public var http1Connections: Int = 16
 
     public init(endpoint: HTTP2Endpoint, additionalTrustRootsPEM: [String] = [], connections: Int = 4) {
         self.endpoint = endpoint

@@ -13,7 +13,8 @@ extension WebPushSimulator {
             privateKey: .privateKey(key)
         )
         tls.minimumTLSVersion = .tlsv12
-        tls.applicationProtocols = configuration.acceptsHTTP1 ? ["h2", "http/1.1"] : ["h2"]
+        tls.applicationProtocols =
+            !configuration.speaksHTTP2 ? ["http/1.1"] : configuration.acceptsHTTP1 ? ["h2", "http/1.1"] : ["h2"]
         return try NIOSSLContext(configuration: tls)
     }
 
@@ -43,6 +44,7 @@ extension WebPushSimulator {
 
         let id = ObjectIdentifier(channel)
         connections.withLock { $0[id] = channel }
+        opened.withLock { $0 += 1 }
         logger.debug("Web Push simulator connection opened")
         channel.closeFuture.whenComplete { _ in
             self.connections.withLock { $0[id] = nil }
@@ -51,12 +53,20 @@ extension WebPushSimulator {
         return connection
     }
 
-    /// `h2`: one ``RequestHandler`` per stream behind NIO's HTTP/2-to-HTTP/1 codec; `http/1.1` (or no ALPN): NIO's
-    /// HTTP/1 server pipeline and one handler for the connection.
+    /// `h2`: one ``RequestHandler`` per stream behind NIO's HTTP/2-to-HTTP/1 codec; `http/1.1` (or no ALPN), and
+    /// every connection of a service that does not speak HTTP/2: NIO's HTTP/1 server pipeline and one handler for
+    /// the connection.
     private func configureProtocols(_ channel: any Channel, connection: NIOLoopBound<ConnectionState>)
         -> EventLoopFuture<Void>
     {
         let maxConcurrentStreams = configuration.maxConcurrentStreams
+        guard configuration.speaksHTTP2 else {
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                try channel.pipeline.syncOperations.addHandler(
+                    RequestHandler(simulator: self, connection: connection.value, httpVersion: "HTTP/1.1"))
+            }
+        }
         return channel.configureHTTP2SecureUpgrade(
             h2ChannelConfigurator: { channel in
                 channel.eventLoop.makeCompletedFuture {

@@ -38,6 +38,7 @@ public final class WebPushSimulator: Sendable {
     let state: Mutex<SimulatorState>
     let serverChannel = Mutex<(any Channel)?>(nil)
     let connections = Mutex<[ObjectIdentifier: any Channel]>([:])
+    let opened = Mutex(0)
     let recordFile = Mutex<FileHandle?>(nil)
     let boundPort = Mutex<Int?>(nil)
     /// The delay before every answer, as NIO counts time.
@@ -113,6 +114,9 @@ public final class WebPushSimulator: Sendable {
 
     /// Answers so far by `"<status>"`, or `"<status> <reason>"` when the answer named one (`"403 BadJwtToken"`).
     public var counts: [String: Int] { state.withLock { $0.counts } }
+
+    /// How many connections clients have opened since the simulator started.
+    public var connectionsOpened: Int { opened.withLock { $0 } }
 
     /// How many accepted messages did not decrypt with the subscription's keys.
     public var undecryptableCount: Int { state.withLock { $0.undecryptableCount } }

@@ -17,6 +17,9 @@ public struct WebPushSimulatorConfiguration: Sendable {
     /// Whether TLS also offers `http/1.1` by ALPN (after `h2`), served with keep-alive; most Web Push libraries
     /// speak HTTP/1.1.
     public var acceptsHTTP1: Bool = true
+    /// Whether the service speaks HTTP/2 at all. False makes it a service of HTTP/1.1 alone: TLS offers only
+    /// `http/1.1` by ALPN (a client that offers only `h2` gets no protocol) and every connection is HTTP/1.1.
+    public var speaksHTTP2: Bool = true
     /// The path before the subscription id, with both slashes.
     public var pathPrefix: String = "/push/"
     /// The current time in seconds since 1970: VAPID `exp` checks and every record's time. Inject a mock clock in

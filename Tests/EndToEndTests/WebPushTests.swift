@@ -153,6 +153,52 @@ import WebPushSimulator
         }
     }
 
+    /// A push service that does not speak HTTP/2 (its TLS agrees to `http/1.1` alone): the worker finds out on its
+    /// first connection and sends over HTTP/1.1 with keep-alive from then on; every subscription gets each job once,
+    /// and an unsubscribed one is pruned as over HTTP/2.
+    @Test func aServiceWithoutHTTP2IsReachedOverHTTP1WithKeptConnections() async throws {
+        try await WorkerHarness.with { harness in
+            try await Self.withWebPush(harness, simulator: { $0.speaksHTTP2 = false }) { simulator, apps, key in
+                var devices: [DeviceRecord] = []
+                for i in 0..<40 {
+                    devices.append(try Self.device(simulator, key: key, id: "h\(i)", user: "user-\(i % 4)"))
+                }
+                devices.append(try Self.device(simulator, key: key, id: "gone", user: "user-0"))
+                simulator.unsubscribe(id: "gone")
+                _ = try await harness.store.importDevices(devices, app: WorkerHarness.app)
+                let worker = try harness.startWorker { $0.apps = apps }
+                let jobs: [(String, Target)] = [
+                    ("one-user", .users(["user-1"])), ("every-browser", .platforms(.all, [.web])),
+                ]
+                for (id, target) in jobs {
+                    try await harness.publish(
+                        Job(
+                            id: id, app: WorkerHarness.app, target: target,
+                            notification: JobNotification(
+                                aps: ["alert": ["title": "Over HTTP/1.1", "body": .string(id)]],
+                                custom: ["job": .string(id)])))
+                    await harness.waitUntilFinished([id], in: .done)
+                }
+                let live = (0..<40).map { "h\($0)" }
+                #expect(
+                    Self.received(simulator, job: "one-user").map(\.id).sorted()
+                        == live.filter {
+                            (Int($0.dropFirst()) ?? 0) % 4 == 1
+                        }.sorted())
+                #expect(Self.received(simulator, job: "every-browser").map(\.id).sorted() == live.sorted())
+                #expect(simulator.undecryptableCount == 0)
+                #expect(!simulator.requests.isEmpty)
+                #expect(simulator.requests.allSatisfy { $0.httpVersion == "HTTP/1.1" })
+                // Kept connections: far fewer than the 51 pushes (and the pool's 16 at most, plus the HTTP/2
+                // attempts that found the service out).
+                #expect(simulator.connectionsOpened <= 24, "\(simulator.connectionsOpened) connections")
+                let dead = try await harness.store.deadTokens(app: WorkerHarness.app)
+                #expect(dead.map(\.token.hex) == [devices[40].token.hex])
+                try await worker.stop()
+            }
+        }
+    }
+
     @Test func rateLimitsAndOutagesAreWaitedOutAndNothing4xxIsSentAgain() async throws {
         try await WorkerHarness.with { harness in
             try await Self.withWebPush(harness) { configuration in

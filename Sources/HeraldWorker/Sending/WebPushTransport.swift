@@ -51,10 +51,19 @@ final class WebPushTransports: Sendable {
             originLogger[metadataKey: "origin"] = "\(endpoint.origin)"
             let origin = endpoint.origin
             let tokens = self.tokens
+            let authorization: @Sendable () -> String = { tokens.token(for: origin).authorization }
             let client = WebPushClient(
-                configuration: configuration, authorization: { tokens.token(for: origin).authorization },
-                eventLoopGroup: eventLoopGroup, logger: originLogger)
-            let transport = WebPushOriginTransport(client: client, clock: clock)
+                configuration: configuration, authorization: authorization, eventLoopGroup: eventLoopGroup,
+                logger: originLogger)
+            let group = eventLoopGroup
+            let (settings, http1Logger) = (configuration, originLogger)
+            let transport = WebPushOriginTransport(
+                client: client,
+                http1: {
+                    WebPushHTTP1Client(
+                        configuration: settings, authorization: authorization, eventLoopGroup: group,
+                        logger: http1Logger)
+                }, clock: clock, logger: originLogger)
             origins[endpoint.origin] = transport
             return transport
         }
@@ -63,7 +72,7 @@ final class WebPushTransports: Sendable {
     /// Shuts every origin's client down.
     func shutdown() async {
         let open = origins.withLock { Array($0.values) }
-        for transport in open { await transport.client.shutdown() }
+        for transport in open { await transport.shutdown() }
     }
 }
 
@@ -72,17 +81,53 @@ final class WebPushTransports: Sendable {
 /// transport sends nothing more to it and answers each request it holds back as the service would (the status, the
 /// time left), so that those devices wait in the delay queues with the rest, not in a worker (WEBPUSH.md: back off
 /// that service).
+///
+/// A service that does not speak HTTP/2 (its TLS handshake agrees to no `h2`) is sent to over HTTP/1.1 with
+/// keep-alive from then on (``WebPushHTTP1Client``): the requests that found it out were never sent, and go again
+/// over HTTP/1.1 at once.
 final class WebPushOriginTransport: NotificationTransport {
     let client: WebPushClient
+    private let makeHTTP1: @Sendable () -> WebPushHTTP1Client
+    /// The HTTP/1.1 client, once the origin showed it does not speak HTTP/2.
+    private let http1 = Mutex<WebPushHTTP1Client?>(nil)
     private let clock: HeraldClock
+    private let logger: Logger
     /// The origin's wait after a 429 or 503.
     private let pause: ProviderPause
 
-    init(client: WebPushClient, clock: HeraldClock) {
+    init(
+        client: WebPushClient, http1: @escaping @Sendable () -> WebPushHTTP1Client, clock: HeraldClock,
+        logger: Logger
+    ) {
         self.client = client
+        self.makeHTTP1 = http1
         self.clock = clock
+        self.logger = logger
         self.pause = ProviderPause(
             reason: ProviderReason(rawValue: Self.originPause, provider: "Web Push"), clock: clock)
+    }
+
+    /// The HTTP/1.1 client if the origin needs it.
+    private var currentHTTP1: WebPushHTTP1Client? { http1.withLock { $0 } }
+
+    /// The HTTP/1.1 client, made the first time a connection showed that the origin does not speak HTTP/2.
+    private func switchToHTTP1() -> WebPushHTTP1Client {
+        let (client, made) = http1.withLock { current -> (WebPushHTTP1Client, Bool) in
+            if let current { return (current, false) }
+            let made = makeHTTP1()
+            current = made
+            return (made, true)
+        }
+        if made {
+            logger.notice("the push service does not speak HTTP/2: HTTP/1.1 with keep-alive from now on")
+        }
+        return client
+    }
+
+    /// Shuts the origin's clients down.
+    func shutdown() async {
+        await client.shutdown()
+        if let http1 = currentHTTP1 { await http1.shutdown() }
     }
 
     /// The reason of a request held back while the origin waits.
@@ -102,11 +147,45 @@ final class WebPushOriginTransport: NotificationTransport {
             }
         }
         let clock = self.clock
+        if let http1 = currentHTTP1 {
+            return await sendHTTP1(
+                http1, Array(0..<count), concurrency: concurrency, request: request, onAnswer: onAnswer)
+        }
+        // Requests a connection refused for want of HTTP/2 were never sent: they are not answered here but sent
+        // again over HTTP/1.1 below.
+        let notH2 = Mutex<[Int]>([])
         let answers = await client.sendAll(count: count, concurrency: concurrency, request: request) {
             [self] index, answer in
+            if case .failure(let error) = answer, error.code == .alpnNotH2 {
+                notH2.withLock { $0.append(index) }
+                return
+            }
             let neutral = Self.neutral(answer, clock: clock)
             notePause(neutral)
             onAnswer(index, neutral)
+        }
+        var results = answers.map { $0.map { Self.neutral($0, clock: clock) } }
+        let refused = notH2.withLock { $0 }.sorted()
+        guard !refused.isEmpty else { return results }
+        let resent = await sendHTTP1(
+            switchToHTTP1(), refused, concurrency: concurrency, request: request, onAnswer: onAnswer)
+        for (position, index) in refused.enumerated() { results[index] = resent[position] }
+        return results
+    }
+
+    /// Sends the requests at `indices` over HTTP/1.1; the results are in the order of `indices`.
+    private func sendHTTP1(
+        _ http1: WebPushHTTP1Client, _ indices: [Int], concurrency: Int,
+        request: @escaping @Sendable (Int) -> WebPushWireRequest?,
+        onAnswer: @escaping @Sendable (Int, Result<ProviderAnswer, TransportFailure>) -> Void
+    ) async -> [Result<ProviderAnswer, TransportFailure>?] {
+        let clock = self.clock
+        let answers = await http1.sendAll(
+            count: indices.count, concurrency: concurrency, request: { request(indices[$0]) }
+        ) { [self] position, answer in
+            let neutral = Self.neutral(answer, clock: clock)
+            notePause(neutral)
+            onAnswer(indices[position], neutral)
         }
         return answers.map { $0.map { Self.neutral($0, clock: clock) } }
     }
@@ -114,7 +193,17 @@ final class WebPushOriginTransport: NotificationTransport {
     func transport(_ request: WebPushWireRequest) async throws(TransportFailure) -> ProviderAnswer {
         if let held = pause.heldBack() { return held }
         do {
-            let answer = Self.answer(try await client.send(request), clock: clock)
+            let response: WireResponse
+            if let http1 = currentHTTP1 {
+                response = try await http1.send(request)
+            } else {
+                do {
+                    response = try await client.send(request)
+                } catch  where error.code == .alpnNotH2 {
+                    response = try await switchToHTTP1().send(request)
+                }
+            }
+            let answer = Self.answer(response, clock: clock)
             notePause(.success(answer))
             return answer
         } catch {
