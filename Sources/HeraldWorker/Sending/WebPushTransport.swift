@@ -181,12 +181,12 @@ final class WebPushOriginTransport: NotificationTransport {
     ) async -> [Result<ProviderAnswer, TransportFailure>?] {
         let clock = self.clock
         let answers = await http1.sendAll(
-            count: indices.count, concurrency: concurrency, request: { request(indices[$0]) }
-        ) { [self] position, answer in
-            let neutral = Self.neutral(answer, clock: clock)
-            notePause(neutral)
-            onAnswer(indices[position], neutral)
-        }
+            count: indices.count, concurrency: concurrency, request: { request(indices[$0]) },
+            onAnswer: { [self] position, answer in
+                let neutral = Self.neutral(answer, clock: clock)
+                notePause(neutral)
+                onAnswer(indices[position], neutral)
+            })
         return answers.map { $0.map { Self.neutral($0, clock: clock) } }
     }
 
