@@ -62,6 +62,12 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     var android = 0.0
     @Option(
         help: """
+            Characters in each Android registration token (23 to 4096). Real ones are about 140 to 180; 64, an APNs \
+            token's length, separates the cost of a longer token from the cost of FCM.
+            """)
+    var androidTokenLength = 167
+    @Option(
+        help: """
             The share of devices that are browser subscriptions (0 to 1; broadcast only), sent through Web Push to the \
             sink's /push/: the app gets a webpush block with a VAPID key made for the run.
             """)
@@ -90,6 +96,9 @@ struct BenchPipelineCommand: AsyncParsableCommand {
 
         guard (0...1).contains(android), (0...1).contains(web), android + web <= 1 else {
             throw ValidationError("--android and --web are shares from 0 to 1, together at most 1")
+        }
+        guard (Self.androidPrefixLength...4096).contains(androidTokenLength) else {
+            throw ValidationError("--android-token-length is from \(Self.androidPrefixLength) to 4096")
         }
         guard web == 0 || scenario == "broadcast" else {
             throw ValidationError("--web takes the broadcast scenario (a job lists no browser endpoints)")
@@ -120,6 +129,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             )
         ])
         let share = android
+        let tokenLength = androidTokenLength
         let webShare = web
         let subscriptionKeys = web > 0 ? try Self.subscriptionKeys() : []
         let endpoint = self.endpoint
@@ -137,7 +147,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             _ = try await DeviceImporter(store: store, app: app, batchSize: 50_000).run(
                 records: (0..<count).lazy.map {
                     Self.device(
-                        $0, androidShare: share, webShare: webShare, endpoint: endpoint, keys: subscriptionKeys)
+                        $0, androidShare: share, androidTokenLength: tokenLength, webShare: webShare,
+                        endpoint: endpoint, keys: subscriptionKeys)
                 })
 
             let connection = try await AMQPConnection.connect(try AMQPConfiguration(url: amqpURL), logger: logger)
@@ -185,7 +196,10 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                                 contentsOf: try (start..<end).map { i in
                                     let job = Job(
                                         id: "\(prefix)-\(i)", app: app,
-                                        target: .tokens([Self.device(i, androidShare: share).token.hex]),
+                                        target: .tokens([
+                                            Self.device(i, androidShare: share, androidTokenLength: tokenLength)
+                                                .token.hex
+                                        ]),
                                         notification: Self.notification)
                                     return (
                                         Array(try JSONEncoder().encode(job)),
@@ -227,7 +241,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
         let (perSecond, latency, rss, seconds, workerCPU) = result
         if json {
             print(
-                #"{"scenario":"\#(scenario)","notifications":\#(count),"android_share":\#(android),"web_share":\#(web),"workers":\#(workers),"plan_ahead":\#(planAhead.map(String.init) ?? "null"),"seconds":\#(Self.fixed(seconds)),"notifications_per_second":\#(Self.fixed(perSecond)),"p50_ms":\#(Self.fixed(latency.p50Milliseconds)),"p99_ms":\#(Self.fixed(latency.p99Milliseconds)),"peak_rss_mb":\#(Self.fixed(rss)),"worker_cpu_us_per_notification":\#(String(format: "%.2f", workerCPU))}"#
+                #"{"scenario":"\#(scenario)","notifications":\#(count),"android_share":\#(android),"android_token_length":\#(androidTokenLength),"web_share":\#(web),"workers":\#(workers),"plan_ahead":\#(planAhead.map(String.init) ?? "null"),"seconds":\#(Self.fixed(seconds)),"notifications_per_second":\#(Self.fixed(perSecond)),"p50_ms":\#(Self.fixed(latency.p50Milliseconds)),"p99_ms":\#(Self.fixed(latency.p99Milliseconds)),"peak_rss_mb":\#(Self.fixed(rss)),"worker_cpu_us_per_notification":\#(String(format: "%.2f", workerCPU))}"#
             )
         } else {
             let paced = planAhead.map { ", planning paced at \($0) batches" } ?? ""
@@ -261,7 +275,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
     /// Device `n`: an Android phone (an FCM registration token of the usual length) for a share `androidShare` of
     /// them, spread evenly; an iPhone otherwise.
     static func device(
-        _ n: Int, androidShare: Double, webShare: Double = 0, endpoint: String = "", keys: [WebPushKeys] = []
+        _ n: Int, androidShare: Double, androidTokenLength: Int = 167, webShare: Double = 0, endpoint: String = "",
+        keys: [WebPushKeys] = []
     ) -> DeviceRecord {
         if webShare > 0, Int(Double(n + 1) * webShare) > Int(Double(n) * webShare),
             let endpoint = try? WebPushEndpoint(endpoint + "/push/" + String(n, radix: 36))
@@ -276,11 +291,15 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             return DeviceRecord(token: token(n))
         }
         let hex = String(n, radix: 16)
-        let text = "bf" + String(repeating: "0", count: 14 - hex.count) + hex + ":APA91b" + androidFiller
+        let text =
+            "bf" + String(repeating: "0", count: 14 - hex.count) + hex + ":APA91b"
+            + androidFiller.prefix(androidTokenLength - androidPrefixLength)
         return DeviceRecord(token: DeviceToken(trustedHex: text), platform: .android)
     }
 
-    private static let androidFiller = String(repeating: "Bn4_Kq-7", count: 18)
+    /// An Android token's numbered prefix (`bf`, 14 hex digits, `:APA91b`); the filler makes up the rest.
+    static let androidPrefixLength = 23
+    private static let androidFiller = String(repeating: "Bn4_Kq-7", count: 512)
 
     /// Browsers' subscription keys for the run: a thousand P-256 key pairs and secrets, used in turn.
     static func subscriptionKeys() throws -> [WebPushKeys] {
