@@ -459,7 +459,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "WebPushCore", "WebPushSimulator",
+                "WebPushCore", "WebPushSimulator", "PushTransport",
                 "HeraldWorker", "HeraldMessaging", "HeraldStore", "APNSSimulator", "FCMSimulator", "RabbitMQ",
                 "HeraldTestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),

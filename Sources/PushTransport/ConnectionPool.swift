@@ -32,11 +32,12 @@ final class ConnectionPool: Sendable {
                 fillingUpTo: settings.maximumStreamsPerConnection))
     }
 
-    /// TLS 1.2 or later, ALPN `h2`, full certificate verification against the system roots plus the configured CAs.
+    /// TLS 1.2 or later, ALPN `h2` (and what else the settings offer after it), full certificate verification
+    /// against the system roots plus the configured CAs.
     private static func makeSSLContext(_ settings: HTTP2ConnectionSettings) -> Result<NIOSSLContext, TransportError> {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
-        tls.applicationProtocols = ["h2"]
+        tls.applicationProtocols = settings.applicationProtocols
         tls.certificateVerification = .fullVerification
         tls.trustRoots = .default
         if let (chain, privateKey) = settings.clientCertificate {

@@ -44,6 +44,10 @@ struct HTTP2ConnectionSettings: Sendable {
     var maximumStreamsPerConnection: Int? = nil
     /// The provider, for log metadata and metric names: `apns`, `fcm`.
     var label: String
+    /// The protocols offered by ALPN, `h2` first. Web Push also offers `http/1.1`, so that a service without HTTP/2
+    /// that follows RFC 7301 picks it (and the client falls back) rather than ending the handshake with
+    /// `no_application_protocol`.
+    var applicationProtocols: [String] = ["h2"]
 
     /// The provider as log messages name it: `APNs`, `FCM`.
     var providerName: String {

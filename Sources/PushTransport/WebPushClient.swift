@@ -151,12 +151,16 @@ public struct WebPushClientConfiguration: Sendable {
         self.connections = connections
     }
 
-    /// What each pooled connection needs.
+    /// What each pooled connection needs. ALPN offers `http/1.1` after `h2`: a service without HTTP/2 then picks it,
+    /// the connection fails with `alpnNotH2` before any request is sent, and the caller falls back to
+    /// ``WebPushHTTP1Client``.
     var connectionSettings: HTTP2ConnectionSettings {
-        HTTP2ConnectionSettings(
+        var settings = HTTP2ConnectionSettings(
             endpoint: endpoint, clientCertificate: nil, additionalTrustRootsPEM: additionalTrustRootsPEM,
             connections: connections, maximumQueuedRequests: maximumQueuedRequests, requestTimeout: requestTimeout,
             connectTimeout: connectTimeout, pingInterval: pingInterval,
             maximumStreamsPerConnection: maximumStreamsPerConnection, label: "webpush")
+        settings.applicationProtocols = ["h2", "http/1.1"]
+        return settings
     }
 }

@@ -120,14 +120,19 @@ public final class WebPushHTTP1Client: Sendable {
         request.headers.add(name: "content-encoding", value: "aes128gcm")
         request.headers.add(name: "content-type", value: "application/octet-stream")
         request.body = .bytes(push.body)
+        let deadline = NIODeadline.now() + TimeAmount(requestTimeout)
         do {
-            let response = try await http.execute(request, timeout: TimeAmount(requestTimeout), logger: logger)
-            // The body up to the cap an HTTP/2 answer has; the rest is read and dropped so that the connection
-            // can be kept.
+            let response = try await http.execute(request, deadline: deadline, logger: logger)
+            // The body up to the cap an HTTP/2 answer has, within the request's deadline: AsyncHTTPClient's deadline
+            // ends with the response head, and its read timeout bounds only the wait for each chunk. A body over the
+            // cap, or one still coming at the deadline, is not read further (the connection is closed, not kept).
             var body: [UInt8] = []
             for try await chunk in response.body {
-                let room = HTTP2Stream.maximumResponseBody - body.count
-                if room > 0 { body += chunk.readableBytesView.prefix(room) }
+                body += chunk.readableBytesView.prefix(HTTP2Stream.maximumResponseBody - body.count)
+                if body.count >= HTTP2Stream.maximumResponseBody { break }
+                if NIODeadline.now() > deadline {
+                    return .failure(TransportError(.timeout, "the push service did not finish its answer in time"))
+                }
             }
             let retryAfter = response.headers.first(name: "retry-after").map {
                 String(decoding: $0.utf8.prefix(64), as: UTF8.self)

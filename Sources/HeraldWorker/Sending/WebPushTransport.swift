@@ -88,8 +88,14 @@ final class WebPushTransports: Sendable {
 final class WebPushOriginTransport: NotificationTransport {
     let client: WebPushClient
     private let makeHTTP1: @Sendable () -> WebPushHTTP1Client
-    /// The HTTP/1.1 client, once the origin showed it does not speak HTTP/2.
-    private let http1 = Mutex<WebPushHTTP1Client?>(nil)
+    /// HTTP/2 until the origin shows it does not speak it, then its HTTP/1.1 client; none after shutdown.
+    private let http1 = Mutex<HTTP1State>(.unused)
+
+    private enum HTTP1State {
+        case unused
+        case using(WebPushHTTP1Client)
+        case shutDown
+    }
     private let clock: HeraldClock
     private let logger: Logger
     /// The origin's wait after a 429 or 503.
@@ -108,15 +114,25 @@ final class WebPushOriginTransport: NotificationTransport {
     }
 
     /// The HTTP/1.1 client if the origin needs it.
-    private var currentHTTP1: WebPushHTTP1Client? { http1.withLock { $0 } }
+    private var currentHTTP1: WebPushHTTP1Client? {
+        http1.withLock { state in
+            if case .using(let client) = state { return client }
+            return nil
+        }
+    }
 
-    /// The HTTP/1.1 client, made the first time a connection showed that the origin does not speak HTTP/2.
-    private func switchToHTTP1() -> WebPushHTTP1Client {
-        let (client, made) = http1.withLock { current -> (WebPushHTTP1Client, Bool) in
-            if let current { return (current, false) }
-            let made = makeHTTP1()
-            current = made
-            return (made, true)
+    /// The HTTP/1.1 client, made the first time a connection showed that the origin does not speak HTTP/2; nil once
+    /// the transport is shut down (no client is made that nothing would shut down).
+    private func switchToHTTP1() -> WebPushHTTP1Client? {
+        let (client, made) = http1.withLock { state -> (WebPushHTTP1Client?, Bool) in
+            switch state {
+            case .using(let client): return (client, false)
+            case .shutDown: return (nil, false)
+            case .unused:
+                let made = makeHTTP1()
+                state = .using(made)
+                return (made, true)
+            }
         }
         if made {
             logger.notice("the push service does not speak HTTP/2: HTTP/1.1 with keep-alive from now on")
@@ -124,11 +140,19 @@ final class WebPushOriginTransport: NotificationTransport {
         return client
     }
 
-    /// Shuts the origin's clients down.
+    /// Shuts the origin's clients down; no HTTP/1.1 client is made after this.
     func shutdown() async {
+        let http1 = self.http1.withLock { state -> WebPushHTTP1Client? in
+            defer { state = .shutDown }
+            if case .using(let client) = state { return client }
+            return nil
+        }
         await client.shutdown()
-        if let http1 = currentHTTP1 { await http1.shutdown() }
+        if let http1 { await http1.shutdown() }
     }
+
+    /// What a request held for HTTP/1.1 gets once the transport is shut down.
+    private static let shutDownFailure = TransportFailure(code: TransportError.Code.shutDown.description)
 
     /// The reason of a request held back while the origin waits.
     static let originPause = "OriginPause"
@@ -167,8 +191,14 @@ final class WebPushOriginTransport: NotificationTransport {
         var results = answers.map { $0.map { Self.neutral($0, clock: clock) } }
         let refused = notH2.withLock { $0 }.sorted()
         guard !refused.isEmpty else { return results }
-        let resent = await sendHTTP1(
-            switchToHTTP1(), refused, concurrency: concurrency, request: request, onAnswer: onAnswer)
+        guard let http1 = switchToHTTP1() else {
+            for index in refused {
+                results[index] = .failure(Self.shutDownFailure)
+                onAnswer(index, .failure(Self.shutDownFailure))
+            }
+            return results
+        }
+        let resent = await sendHTTP1(http1, refused, concurrency: concurrency, request: request, onAnswer: onAnswer)
         for (position, index) in refused.enumerated() { results[index] = resent[position] }
         return results
     }
@@ -193,22 +223,28 @@ final class WebPushOriginTransport: NotificationTransport {
     func transport(_ request: WebPushWireRequest) async throws(TransportFailure) -> ProviderAnswer {
         if let held = pause.heldBack() { return held }
         do {
-            let response: WireResponse
-            if let http1 = currentHTTP1 {
-                response = try await http1.send(request)
-            } else {
-                do {
-                    response = try await client.send(request)
-                } catch  where error.code == .alpnNotH2 {
-                    response = try await switchToHTTP1().send(request)
-                }
-            }
-            let answer = Self.answer(response, clock: clock)
+            let answer = Self.answer(try await send(request), clock: clock)
             notePause(.success(answer))
             return answer
         } catch {
             throw TransportFailure(code: error.code.description)
         }
+    }
+
+    /// One push over HTTP/2, or over HTTP/1.1 once the origin needs it (this push included, if it found that out).
+    private func send(_ request: WebPushWireRequest) async throws(TransportError) -> WireResponse {
+        if let http1 = currentHTTP1 { return try await http1.send(request) }
+        let first: Result<WireResponse, TransportError>
+        do {
+            first = .success(try await client.send(request))
+        } catch {
+            first = .failure(error)
+        }
+        guard case .failure(let error) = first, error.code == .alpnNotH2 else { return try first.get() }
+        guard let http1 = switchToHTTP1() else {
+            throw TransportError(.shutDown, "the Web Push transport is shut down")
+        }
+        return try await http1.send(request)
     }
 
     /// A 429 or 503 with a `Retry-After`: the whole origin waits until then.
