@@ -2,32 +2,33 @@
 /// (keys sorted), as the general path that builds a JSON tree first, without its dictionaries. A worker builds one
 /// message per single-device job, and the tree (its hashing and sorting) was most of that job's extra cost.
 extension FCMMessage {
-    /// The template, written directly: only for a message without overrides whose values need no validation.
+    /// The template, written directly: only for a message without overrides whose values need no validation. It
+    /// writes the template's suffix in one buffer (no member is looked up twice, nothing is copied afterwards).
     func directTemplate(validateOnly: Bool) -> FCMMessageTemplate {
         var out: [UInt8] = []
-        out.reserveCapacity(256)
-        var first = true
+        out.reserveCapacity(320)
         func key(_ name: StaticString) {
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
+            // The suffix starts after the target: every member, the first one included, follows a comma.
+            out.append(UInt8(ascii: ","))
             out.append(UInt8(ascii: "\""))
             out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
             out.append(contentsOf: #"":"#.utf8)
         }
-        if let android, let members = Self.directAndroid(android) {
+        if let android, Self.hasMembers(android) {
             key("android")
-            out.append(contentsOf: members)
+            Self.writeAndroid(android, to: &out)
         }
+        var dataSize = 0
         if !data.values.isEmpty {
             key("data")
             out.append(UInt8(ascii: "{"))
-            for (index, name) in data.values.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
-                .enumerated()
-            {
+            let entries = data.values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            for (index, entry) in entries.enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                JSON.writeString(name, to: &out)
+                JSON.writeString(entry.key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                JSON.writeString(data.values[name]!, to: &out)
+                JSON.writeString(entry.value, to: &out)
+                dataSize += entry.key.utf8.count + entry.value.utf8.count
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -39,21 +40,23 @@ extension FCMMessage {
             fields.string("image", notification.image, &out)
             fields.string("title", notification.title, &out)
             fields.close(&out)
-            for (name, value) in [
-                ("body", notification.body), ("image", notification.image), ("title", notification.title),
-            ] {
-                if let value { shown += name.utf8.count + value.utf8.count }
-            }
+            if let body = notification.body { shown += 4 + body.utf8.count }
+            if let image = notification.image { shown += 5 + image.utf8.count }
+            if let title = notification.title { shown += 5 + title.utf8.count }
         }
-        let dataSize = data.values.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
-        return FCMMessageTemplate(encodedMembers: out, validateOnly: validateOnly, payloadSize: dataSize + shown)
+        out.append(UInt8(ascii: "}"))
+        if validateOnly { out.append(contentsOf: #","validate_only":true"#.utf8) }
+        out.append(UInt8(ascii: "}"))
+        return FCMMessageTemplate(suffix: out, validateOnly: validateOnly, payloadSize: dataSize + shown)
     }
 
-    /// `android` as the general path writes it: nil when it has no member.
-    static func directAndroid(_ android: FCMAndroidConfig) -> [UInt8]? {
-        guard android.collapseKey != nil || android.notification != nil || android.priority != nil || android.ttl != nil
-        else { return nil }
-        var out: [UInt8] = []
+    /// Whether `android` has a member: the general path leaves out an empty one.
+    static func hasMembers(_ android: FCMAndroidConfig) -> Bool {
+        android.collapseKey != nil || android.notification != nil || android.priority != nil || android.ttl != nil
+    }
+
+    /// Appends `android`'s object, keys sorted.
+    static func writeAndroid(_ android: FCMAndroidConfig, to out: inout [UInt8]) {
         var fields = DirectObject()
         fields.string("collapse_key", android.collapseKey, &out)
         if let notification = android.notification {
@@ -81,7 +84,6 @@ extension FCMMessage {
         fields.string("priority", android.priority?.rawValue, &out)
         fields.string("ttl", android.ttl.map { "\($0)s" }, &out)
         fields.close(&out)
-        return out
     }
 }
 

@@ -33,6 +33,13 @@ public struct FCMMessageTemplate: Sendable, Hashable {
         self.payloadSize = payloadSize
     }
 
+    /// From a suffix already written: `,<members>}` (or `}` alone), `,"validate_only":true` if asked, `}`.
+    init(suffix: [UInt8], validateOnly: Bool, payloadSize: Int) {
+        self.suffix = suffix
+        self.validateOnly = validateOnly
+        self.payloadSize = payloadSize
+    }
+
     /// The request body for `target`.
     public func body(for target: FCMTarget) -> [UInt8] {
         var body: [UInt8] = []

@@ -22,7 +22,7 @@ extension NotificationTemplate {
     public func fcmMessage(
         variant: String?, badge: Int?, now: Int64, channelID: String?, overrides: FCMMessageOverrides?
     ) -> FCMMessage {
-        var data: [String: String] = [:]
+        var data = [String: String](minimumCapacity: custom.count)
         for (key, value) in custom {
             if case .string(let text) = value {
                 data[key] = text
@@ -43,12 +43,18 @@ extension NotificationTemplate {
         case .string(let text):
             body = text
         case .object(let alert):
-            title = alert["title"]?.stringValue
-            body = alert["body"]?.stringValue
-            notification.titleLocKey = alert["title-loc-key"]?.stringValue
-            notification.titleLocArgs = alert["title-loc-args"]?.stringArray
-            notification.bodyLocKey = alert["loc-key"]?.stringValue
-            notification.bodyLocArgs = alert["loc-args"]?.stringArray
+            // One pass over the alert's few keys rather than a lookup for each field read.
+            for (key, value) in alert {
+                switch key {
+                case "title": title = value.stringValue
+                case "body": body = value.stringValue
+                case "title-loc-key": notification.titleLocKey = value.stringValue
+                case "title-loc-args": notification.titleLocArgs = value.stringArray
+                case "loc-key": notification.bodyLocKey = value.stringValue
+                case "loc-args": notification.bodyLocArgs = value.stringArray
+                default: break
+                }
+            }
         default:
             break
         }
