@@ -35,10 +35,8 @@ extension Store {
             )
             var devices: [StoredDevice] = []
             devices.reserveCapacity(limit)
-            if withDetails && withSubscriptions {
+            if withDetails {
                 devices = try await Self.collect(rows)
-            } else if withDetails {
-                devices = try await Self.collectWithoutSubscriptions(rows)
             } else {
                 for try await row in rows { devices.append(try Self.pageDevice(row)) }
             }

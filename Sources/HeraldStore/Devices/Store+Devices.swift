@@ -75,33 +75,31 @@ extension Store {
         }
     }
 
-    /// Rows of (token, locale, registered_at_micros, environment, platform, fcm_kind, web) as devices.
+    /// Rows of (token, locale, registered_at_micros, environment, platform, fcm_kind), followed by web when the
+    /// statement reads it, as devices.
     static func collect(_ rows: PostgresRowSequence) async throws -> [StoredDevice] {
         var devices: [StoredDevice] = []
-        for try await (token, locale, registeredAt, environment, platform, kind, web) in rows.decode(
-            (String, String?, Int64, String?, String, String?, String?).self)
-        {
-            devices.append(
-                StoredDevice(
-                    token: DeviceToken(trustedHex: token), locale: locale, registeredAt: registeredAt,
-                    environment: environment, platform: Self.platform(platform), fcmKind: Self.fcmKind(kind),
-                    webSubscription: Self.webSubscription(endpoint: token, web: web)))
-        }
+        for try await row in rows { devices.append(try detailedDevice(row)) }
         return devices
     }
 
-    /// `collect` for rows without the web subscription's column.
-    static func collectWithoutSubscriptions(_ rows: PostgresRowSequence) async throws -> [StoredDevice] {
-        var devices: [StoredDevice] = []
-        for try await (token, locale, registeredAt, environment, platform, kind) in rows.decode(
-            (String, String?, Int64, String?, String, String?).self)
-        {
-            devices.append(
-                StoredDevice(
-                    token: DeviceToken(trustedHex: token), locale: locale, registeredAt: registeredAt,
-                    environment: environment, platform: Self.platform(platform), fcmKind: Self.fcmKind(kind)))
+    /// One row of `collect`, decoded cell by cell: decoding it as a tuple looks the tuple's type up in the runtime's
+    /// metadata cache for every row.
+    static func detailedDevice(_ row: PostgresRow) throws -> StoredDevice {
+        var cells = row.makeIterator()
+        guard let token = cells.next(), let locale = cells.next(), let registeredAt = cells.next(),
+            let environment = cells.next(), let platform = cells.next(), let kind = cells.next()
+        else {
+            throw StoreError.permanent(.queryFailed, "a row of devices has fewer than six columns")
         }
-        return devices
+        let text = try token.decode(String.self)
+        let web = try cells.next()?.decode(String?.self) ?? nil
+        return StoredDevice(
+            token: DeviceToken(trustedHex: text), locale: try locale.decode(String?.self),
+            registeredAt: try registeredAt.decode(Int64.self), environment: try environment.decode(String?.self),
+            platform: Self.platform(try platform.decode(String.self)),
+            fcmKind: Self.fcmKind(try kind.decode(String?.self)),
+            webSubscription: Self.webSubscription(endpoint: text, web: web))
     }
 
     /// A web device's subscription in one column, NULL for every other device (and then not computed: the CASE
