@@ -88,13 +88,16 @@ extension DeviceAddress {
     /// characters, the first of c–f: an APNs token is 32 bytes or more, never 11), else an APNs token if it is
     /// hexadecimal, else an FCM registration token.
     public static func byForm(_ token: DeviceToken) -> (platform: DevicePlatform, fcmKind: FCMTarget.Kind?) {
-        let text = token.hex
+        var text = token.hex
         if text.utf8.count == FCMTarget.fidLength, (try? FCMTarget(fid: text)) != nil { return (.android, .fid) }
-        if DeviceToken.isValidHex(text) { return (.ios, nil) }
-        // A push subscription's endpoint (never listed in a job, but in a retry batch of a web device since pruned):
-        // without its registration it has no keys and is not sent.
-        if text.hasPrefix("https://") { return (.web, nil) }
-        return (.android, .token)
+        // One pass over the token's bytes (it runs for every token of every small job).
+        return text.withUTF8 { bytes in
+            if DeviceToken.isValidHex(bytes: bytes) { return (.ios, nil) }
+            // A push subscription's endpoint (never listed in a job, but in a retry batch of a web device since
+            // pruned): without its registration it has no keys and is not sent.
+            if bytes.starts(with: "https://".utf8) { return (.web, nil) }
+            return (.android, .token)
+        }
     }
 }
 

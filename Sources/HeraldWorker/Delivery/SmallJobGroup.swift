@@ -56,16 +56,14 @@ extension DeliveryRun {
                 entry.unsent = apple.map { DeviceResult(token: $0, disposition: Self.noAPNs, retries: 0) }
             }
             if !android.isEmpty {
-                let devices = android.map { token in
-                    StoredDevice(
-                        token: token, locale: nil, registeredAt: 0, platform: .android,
-                        fcmKind: DeviceAddress.byForm(token).fcmKind)
+                let devices = android.map { (token, kind) in
+                    StoredDevice(token: token, locale: nil, registeredAt: 0, platform: .android, fcmKind: kind)
                 }
                 switch Self.fcmRequests(
                     for: devices, job: job, app: lease.app, transport: lease.fcm, badges: [:], now: now)
                 {
                 case .unsent(let disposition):
-                    entry.unsent += android.map { DeviceResult(token: $0, disposition: disposition, retries: 0) }
+                    entry.unsent += android.map { DeviceResult(token: $0.token, disposition: disposition, retries: 0) }
                 case .send(let requests, let transport):
                     entry.fcm = (transport, requests)
                 }
@@ -115,13 +113,15 @@ extension DeliveryRun {
         }
     }
 
-    /// Listed tokens by the platform their form names (`DeviceAddress.byForm`).
-    static func byForm(_ tokens: [DeviceToken]) -> (apple: [DeviceToken], android: [DeviceToken]) {
+    /// Listed tokens by the platform their form names (`DeviceAddress.byForm`), Android ones with their kind.
+    static func byForm(_ tokens: [DeviceToken]) -> (
+        apple: [DeviceToken], android: [(token: DeviceToken, kind: FCMTarget.Kind?)]
+    ) {
         var apple: [DeviceToken] = []
-        var android: [DeviceToken] = []
-        apple.reserveCapacity(tokens.count)
+        var android: [(token: DeviceToken, kind: FCMTarget.Kind?)] = []
         for token in tokens {
-            if DeviceAddress.byForm(token).platform == .ios { apple.append(token) } else { android.append(token) }
+            let (platform, kind) = DeviceAddress.byForm(token)
+            if platform == .ios { apple.append(token) } else { android.append((token, kind)) }
         }
         return (apple, android)
     }
