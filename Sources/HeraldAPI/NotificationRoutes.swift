@@ -62,7 +62,7 @@ struct NotificationRoutes: Sendable {
                 ? APIError.badRequest(error.code.rawValue, error.message)
                 : APIError.unprocessable(error.code.rawValue, error.message)
         }
-        let spec = String(decoding: try JSONEncoder().encode(prepared.spec), as: UTF8.self)
+        let spec = String(decoding: try prepared.spec.jsonBytes(), as: UTF8.self)
 
         switch try await api.store.enqueue(prepared, spec: spec) {
         case .created(let state):

@@ -174,7 +174,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
             if isBroadcast {
                 let job = Job(id: prefix, app: app, target: .all, notification: Self.notification)
                 try await connection.publish(
-                    Array(try JSONEncoder().encode(job)), routingKey: topology.jobs,
+                    try job.jsonBytes(), routingKey: topology.jobs,
                     properties: Self.jobProperties(id: prefix))
                 while try await store.job(app: app, id: prefix)?.state.isFinal != true {
                     try await HeraldClock.system.sleep(.milliseconds(20))
@@ -184,7 +184,8 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                 // chunk instead of one task and one wait per job (which cost the bench 9-15 us of CPU a job).
                 // The rule for what the clock covers: it starts where a producer's publish starts, and a producer
                 // does not have its bodies ready (HeraldProducer's `publish` and `herald publish` encode each job in
-                // the call), so the bodies are encoded here, inside the clock, as they are published.
+                // the call), so the bodies are encoded here, inside the clock, as they are published, with the
+                // encoder HeraldProducer uses (`Job.jsonBytes`).
                 let chunk = max(1, confirmWindow / 4)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for (number, start) in stride(from: 0, to: count, by: chunk).enumerated() {
@@ -202,7 +203,7 @@ struct BenchPipelineCommand: AsyncParsableCommand {
                                         ]),
                                         notification: Self.notification)
                                     return (
-                                        Array(try JSONEncoder().encode(job)),
+                                        try job.jsonBytes(),
                                         Self.jobProperties(id: "\(prefix)-\(i)", publishedAt: now)
                                     )
                                 },

@@ -101,7 +101,7 @@ public actor Producer {
     public func publish(_ prepared: PreparedJob) async throws(ProducerError) {
         let body: [UInt8]
         do {
-            body = Array(try JSONEncoder().encode(prepared.spec))
+            body = try prepared.spec.jsonBytes()
         } catch {
             throw ProducerError(.invalidJob, "the job cannot be encoded as JSON", underlying: error)
         }

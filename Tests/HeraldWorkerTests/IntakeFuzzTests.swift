@@ -121,8 +121,11 @@ import Testing
                 !id.isEmpty && id.unicodeScalars.count <= JobLimits.activityIDCharacters && job.liveActivity?.key != nil
             )
         }
-        // What the worker stores as the spec is JSON PostgreSQL accepts: it encodes again without error.
-        _ = try JSONEncoder().encode(job.spec)
+        // What the worker stores as the spec is JSON PostgreSQL accepts: it encodes again without error, and reads
+        // back as the same job, whichever encoder wrote it (producers use `jsonBytes`).
+        let encoded = try job.spec.jsonBytes()
+        #expect(try Job(json: PayloadValue(json: encoded)) == job.spec)
+        #expect(try JSONDecoder().decode(Job.self, from: JSONEncoder().encode(job.spec)) == job.spec)
     }
 
     static func mutate(_ body: inout [UInt8], _ random: inout SplitMix64) {

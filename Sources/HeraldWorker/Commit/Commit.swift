@@ -154,7 +154,7 @@ struct Commit: Sendable {
         guard try await store.failJob(job.key, reason: reason) else { return false }
         logger.warning("job stopped", metadata: ["job": "\(job.id)", "reason": "\(reason)"])
         try await Parking(publisher: publisher, topology: configuration.topology, clock: configuration.clock).park(
-            Array(try JSONEncoder().encode(job.spec)),
+            try job.spec.jsonBytes(),
             properties: AMQPProperties(contentType: "application/json", messageID: job.id),
             reason: reason,
             attempts: 1,

@@ -80,7 +80,7 @@ struct JobConsumer: Sendable {
             if idGiven && delivery.body.first == UInt8(ascii: "{") && !delivery.body.contains(0) {
                 spec = String(decoding: delivery.body, as: UTF8.self)
             } else {
-                spec = String(decoding: try JSONEncoder().encode(job.spec), as: UTF8.self)
+                spec = String(decoding: try job.spec.jsonBytes(), as: UTF8.self)
             }
         } catch {
             let log = jobLogger

@@ -183,6 +183,6 @@ struct LiveActivityStage: Sendable {
     }
 
     static func encode(_ job: Job) throws -> String {
-        String(decoding: try JSONEncoder().encode(job), as: UTF8.self)
+        String(decoding: try job.jsonBytes(), as: UTF8.self)
     }
 }
