@@ -5,9 +5,11 @@
  * does both at once (publisher on a thread of its own, on its own connection); prints msgs/s for each phase and
  * the CPU (user + system) it spent per message in each. The defaults are the best consumer rabbitmq-c makes easy
  * (prefetch 1000, a multiple ack every 500, issue 35); --prefetch 200 --ack-every 1 is the naive one.
+ * --max-priority P declares the queue with x-max-priority P and publishes every message at priority P, as Herald's
+ * classic work queues (x-max-priority 3) and its job messages are: what RabbitMQ's priority queue costs.
  *
  * Build: make bench.   Run: bench/amqp-baseline --amqp-url URL --count N --size 300 [--queue-type classic|quorum]
- *                      [--prefetch P] [--ack-every A] [--confirm-window W] [--json]
+ *                      [--prefetch P] [--ack-every A] [--confirm-window W] [--max-priority P] [--json]
  */
 #include <amqp.h>
 #include <amqp_framing.h>
@@ -29,6 +31,7 @@ struct options {
     int prefetch;
     long ack_every;
     long window;
+    int max_priority;
     int json;
 };
 
@@ -102,6 +105,10 @@ static void *publish_all(void *argument) {
     memset(&props, 0, sizeof props);
     props._flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
     props.delivery_mode = 2;
+    if (job->options->max_priority > 0) {
+        props._flags |= AMQP_BASIC_PRIORITY_FLAG;
+        props.priority = (uint8_t)job->options->max_priority;
+    }
     amqp_bytes_t routing_key = amqp_cstring_bytes(job->queue);
 
     while (confirmed < count) {
@@ -164,6 +171,7 @@ static void parse(int argc, char **argv, struct options *o) {
     o->prefetch = 1000;
     o->ack_every = 500;
     o->window = 1000;
+    o->max_priority = 0;
     o->json = 0;
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];
@@ -181,6 +189,7 @@ static void parse(int argc, char **argv, struct options *o) {
         else if (strcmp(flag, "--prefetch") == 0) o->prefetch = atoi(value);
         else if (strcmp(flag, "--ack-every") == 0) o->ack_every = atol(value);
         else if (strcmp(flag, "--confirm-window") == 0) o->window = atol(value);
+        else if (strcmp(flag, "--max-priority") == 0) o->max_priority = atoi(value);
         else die("unknown flag", flag);
     }
     if (!o->url) die("--amqp-url", "required (or set HERALD_AMQP_URL)");
@@ -203,11 +212,14 @@ int main(int argc, char **argv) {
     open_channel(publisher.conn, 2);
     char queue[64];
     snprintf(queue, sizeof queue, "herald-bench-c-%ld-%ld", (long)getpid(), (long)time(NULL));
-    amqp_table_entry_t entry;
-    entry.key = amqp_cstring_bytes("x-queue-type");
-    entry.value.kind = AMQP_FIELD_KIND_UTF8;
-    entry.value.value.bytes = amqp_cstring_bytes(options.queue_type);
-    amqp_table_t arguments = {1, &entry};
+    amqp_table_entry_t entries[2];
+    entries[0].key = amqp_cstring_bytes("x-queue-type");
+    entries[0].value.kind = AMQP_FIELD_KIND_UTF8;
+    entries[0].value.value.bytes = amqp_cstring_bytes(options.queue_type);
+    entries[1].key = amqp_cstring_bytes("x-max-priority");
+    entries[1].value.kind = AMQP_FIELD_KIND_I32;
+    entries[1].value.value.i32 = options.max_priority;
+    amqp_table_t arguments = {options.max_priority > 0 ? 2 : 1, entries};
     amqp_queue_declare(publisher.conn, 2, amqp_cstring_bytes(queue), 0, 1, 0, 0, arguments);
     check_reply(amqp_get_rpc_reply(publisher.conn), "queue.declare");
 
@@ -243,11 +255,11 @@ int main(int argc, char **argv) {
 
     if (options.json) {
         printf("{\"implementation\":\"c\",\"count\":%ld,\"size\":%ld,\"queue_type\":\"%s\",\"prefetch\":%d,"
-               "\"ack_every\":%ld,\"confirm_window\":%ld,\"publish_per_second\":%ld,\"consume_per_second\":%ld,"
+               "\"ack_every\":%ld,\"confirm_window\":%ld,\"max_priority\":%d,\"publish_per_second\":%ld,\"consume_per_second\":%ld,"
                "\"concurrent_per_second\":%ld,\"publish_cpu_us_per_message\":%.2f,"
                "\"consume_cpu_us_per_message\":%.2f,\"concurrent_cpu_us_per_message\":%.2f}\n",
                options.count, options.size, options.queue_type, options.prefetch, options.ack_every, options.window,
-               (long)publish_rate, (long)consume_rate, (long)concurrent_rate, publish_cpu, consume_cpu,
+               options.max_priority, (long)publish_rate, (long)consume_rate, (long)concurrent_rate, publish_cpu, consume_cpu,
                concurrent_cpu);
     } else {
         printf("%ld x %ld B, %s queue, prefetch %d, a multiple ack every %ld, confirm window %ld\n", options.count,
