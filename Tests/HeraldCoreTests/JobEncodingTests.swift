@@ -34,7 +34,8 @@ import Testing
         let fast = try job.jsonBytes()
         #expect(try Job(json: PayloadValue(json: fast)) == job)
         let foundation = try JSONEncoder().encode(job)
-        #expect(try JSONDecoder().decode(Job.self, from: Data(fast)) == JSONDecoder().decode(Job.self, from: foundation))
+        #expect(
+            try JSONDecoder().decode(Job.self, from: Data(fast)) == JSONDecoder().decode(Job.self, from: foundation))
     }
 
     @Test func writesCompactJSONWithKeysSortedAndAbsentFieldsLeftOut() throws {
