@@ -201,6 +201,34 @@ import Testing
         await connection.close()
     }
 
+    /// Plain acks go to the connection thread without waking it each time, and a busy consumer's `multiple` ack
+    /// waits for a quarter of its prefetch: the broker must still get every ack while the consumer goes on. Three
+    /// prefetches' worth arrive only if the acks reach the broker on the way; once the last is acked, the broker
+    /// counts none unacknowledged while the consumer is still open (no cancel or close sends them).
+    @Test func acksOfABusyConsumerAllReachTheBrokerWhileItGoesOn() async throws {
+        let connection = try await Broker.connect()
+        let queue = Broker.uniqueQueue()
+        _ = try await connection.declareQueue(queue, durable: false)
+        // Not a whole number of the consumer's ack batch (250): the last acks wait for the hold limit.
+        let count = 2990
+        for start in stride(from: 0, to: count, by: 500) {
+            try await connection.publish(
+                contentsOf: (start..<min(count, start + 500)).map {
+                    ([UInt8(truncatingIfNeeded: $0)], AMQPProperties())
+                },
+                routingKey: queue)
+        }
+        let consumer = try await connection.consume(queue: queue, prefetch: 1000)
+        for _ in 0..<count { try await consumer.ack(try await consumer.nextDelivery()) }
+        // Asked until the broker says so (each answer takes rabbitmqctl's start-up, about a second); the suite's
+        // time limit ends the wait if the acks never come.
+        while try await Broker.unacknowledged(in: queue) != 0 { try Task.checkCancellation() }
+        #expect(try await connection.queueMessageCount(queue) == 0)
+        try await consumer.cancel()
+        try await connection.deleteQueue(queue)
+        await connection.close()
+    }
+
     /// A nack in the middle of a burst of acks goes out at once; the acks that follow may then be one `multiple`
     /// ack past it, which must not take the requeued message with it.
     @Test func aNackAmongABurstOfAcksIsRequeuedAndTheRestAreAcknowledged() async throws {

@@ -47,6 +47,27 @@ enum Broker {
         _ = try run(script, ["rabbitmqctl", "-q", "close_connection", pid, "herald test: forced close"])
     }
 
+    /// The broker's count of `queue`'s deliveries that no consumer has acknowledged yet (rabbitmqctl), nil if the
+    /// listing does not have it; waits without blocking a cooperative thread.
+    static func unacknowledged(in queue: String) async throws -> Int? {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("herald-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: output.path, contents: nil) else { return nil }
+        defer { try? FileManager.default.removeItem(at: output) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [
+            servicesScript, "rabbitmqctl", "-q", "list_queues", "--no-table-headers", "name", "messages_unacknowledged",
+        ]
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        guard try await process.exitStatus() == 0 else { return nil }
+        for line in try String(contentsOf: output, encoding: .utf8).split(separator: "\n") {
+            let fields = line.split(separator: "\t")
+            if fields.count == 2, fields[0] == queue { return Int(fields[1]) }
+        }
+        return nil
+    }
+
     /// Restarts the dev broker (`deploy/dev/services.sh restart-rabbitmq`) and returns the script's exit status
     /// once the node is up again; waits without blocking a cooperative thread.
     static func restart() async throws -> Int32 {

@@ -93,6 +93,42 @@ import Testing
         #expect(!unsettled.isHolding && unsettled.count == 0)
     }
 
+    /// A consumer with a large prefetch: while holding, its `multiple` ack waits until a quarter of the prefetch is
+    /// settled behind it (one frame for hundreds of deliveries, as the C consumer does), and goes out at once when
+    /// the holding ends.
+    @Test func aBusyConsumersMultipleAckWaitsForAQuarterOfItsPrefetch() {
+        var unsettled = UnsettledDeliveries(prefetch: 16)  // a batch of 4
+        for tag: UInt64 in 1...12 { unsettled.delivered(tag) }
+        for tag: UInt64 in [1, 2] { _ = unsettled.ackLater(tag) }
+        let two = unsettled.takeAcks(holding: true)
+        #expect(two.upTo == nil && two.singles.isEmpty)
+        #expect(unsettled.isHolding && unsettled.heldSince != nil)
+        _ = unsettled.ackLater(3)
+        #expect(unsettled.takeAcks(holding: true).upTo == nil)
+        _ = unsettled.ackLater(4)
+        let four = unsettled.takeAcks(holding: true)
+        #expect(four.upTo == 4 && four.singles.isEmpty)
+        #expect(!unsettled.isHolding && unsettled.heldSince == nil)
+        // A deferred run and an ack held behind an open delivery (6) go out together when 6 is settled and the
+        // holding ends (its limit, or a command that must see them first).
+        for tag: UInt64 in [5, 7] { _ = unsettled.ackLater(tag) }
+        #expect(unsettled.takeAcks(holding: true).upTo == nil)
+        _ = unsettled.ackLater(6)
+        #expect(unsettled.takeAcks(holding: true).upTo == nil)
+        let flushed = unsettled.takeAcks(holding: false)
+        #expect(flushed.upTo == 7 && flushed.singles.isEmpty)
+        #expect(!unsettled.isHolding && unsettled.count == 5)
+        // Without holding, nothing waits.
+        _ = unsettled.ackLater(8)
+        #expect(unsettled.takeAcks(holding: false).upTo == 8)
+        // A reset forgets the deferred ack with the rest (its deliveries went back to the queue with the channel).
+        _ = unsettled.ackLater(9)
+        _ = unsettled.takeAcks(holding: true)
+        #expect(unsettled.isHolding)
+        unsettled.reset()
+        #expect(!unsettled.isHolding && unsettled.heldSince == nil)
+    }
+
     @Test func nothingAtTheFrontMeansOnlySingleAcks() {
         var unsettled = delivered(1...4)
         for tag: UInt64 in [4, 2] { _ = unsettled.ackLater(tag) }

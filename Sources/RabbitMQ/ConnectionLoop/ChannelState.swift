@@ -48,7 +48,7 @@ final class ConsumerState {
     /// Deliveries completed in this loop turn, handed to `buffer` together at the end of the turn.
     var outbox: [AMQPDelivery] = []
     /// What the broker counts as unacknowledged on the consumer's channel, and the acks of this turn.
-    var unsettled = UnsettledDeliveries()
+    var unsettled: UnsettledDeliveries
 
     init(
         buffer: DeliveryBuffer, queue: String, prefetch: UInt16, consumerTag: String, maximumBodySize: Int = .max
@@ -56,6 +56,7 @@ final class ConsumerState {
         self.buffer = buffer
         self.queue = queue
         self.prefetch = prefetch
+        self.unsettled = UnsettledDeliveries(prefetch: prefetch)
         self.maximumBodySize = maximumBodySize
         self.requestedTag = consumerTag
         self.consumerTag = consumerTag

@@ -218,7 +218,22 @@ final class ConnectionLoop {
             // Held acks are sent when they are due, even if nothing else wakes the thread.
             return Int32(max(1, min(milliseconds, due.milliseconds + 1)))
         }
+        if hasDeliveriesOut {
+            // Their plain acks may be waiting in the mailbox unannounced: taken within this wait.
+            return Int32(min(milliseconds, Self.unannouncedWait.milliseconds))
+        }
         return Int32(max(10, milliseconds))
+    }
+
+    /// The longest a plain ack submitted without a wake-up waits in the mailbox while deliveries are out.
+    static let unannouncedWait: Duration = .milliseconds(10)
+
+    /// Whether a consumer holds deliveries nobody has settled: acks for them may come without a wake-up.
+    private var hasDeliveriesOut: Bool {
+        for case let channel? in channels {
+            if case .consumer(let consumer) = channel.role, consumer.unsettled.count > 0 { return true }
+        }
+        return false
     }
 
     private func checkTimers() {

@@ -13,8 +13,13 @@ final class Mailbox: Sendable {
     private struct State {
         var commands: [Command] = []
         var wakePending = false
+        /// Commands queued without a wake-up since the thread last drained.
+        var unannounced = 0
         var terminal: AMQPError?
     }
+
+    /// How many commands submitted without a wake-up may wait before one wakes the thread anyway.
+    static let unannouncedLimit = 64
 
     /// Readable when commands are waiting; owned by the mailbox so that it is never closed while a
     /// submitter might still write to it.
@@ -34,17 +39,26 @@ final class Mailbox: Sendable {
     }
 
     /// Queues `command` for the thread, or returns the error that ended the connection.
-    func submit(_ command: Command) -> AMQPError? {
-        submit(contentsOf: CollectionOfOne(command))
+    func submit(_ command: Command, announce: Bool = true) -> AMQPError? {
+        submit(contentsOf: CollectionOfOne(command), announce: announce)
     }
 
     /// Queues `commands` for the thread together (one turn of the thread takes them all), or returns the error
     /// that ended the connection.
-    func submit(contentsOf commands: some Collection<Command>) -> AMQPError? {
+    ///
+    /// With `announce` false (plain acks), the thread is not woken for them until `unannouncedLimit` wait: it takes
+    /// them on its next turn, which comes with the next frame from the broker or within `ConnectionLoop`'s
+    /// `unannouncedWait` while deliveries are out. A wake-up per ack (a write to the eventfd, a turn of the
+    /// thread) was most of what acking cost.
+    func submit(contentsOf commands: some Collection<Command>, announce: Bool = true) -> AMQPError? {
         let (wake, error): (Bool, AMQPError?) = state.withLock { state in
             if let terminal = state.terminal { return (false, terminal) }
             state.commands.append(contentsOf: commands)
             if state.wakePending { return (false, nil) }
+            if !announce {
+                state.unannounced += commands.count
+                if state.unannounced < Self.unannouncedLimit { return (false, nil) }
+            }
             state.wakePending = true
             return (true, nil)
         }
@@ -60,6 +74,7 @@ final class Mailbox: Sendable {
         state.withLock { state in
             swap(&state.commands, &batch)
             state.wakePending = false
+            state.unannounced = 0
         }
     }
 

@@ -15,13 +15,24 @@ struct UnsettledDeliveries {
     /// Acks taken in earlier turns and held back (ascending): they settle deliveries behind one still open, and
     /// once that one is settled a single `multiple` ack covers them too. Out of `open` already.
     private(set) var held: [UInt64] = []
+    /// The tag of a `multiple` ack not sent yet: every delivery up to it is settled (held back while fewer than
+    /// `batch` deliveries are behind it, see `takeAcks(holding:now:)`).
+    private var deferredUpTo: UInt64?
+    /// How many settled deliveries `deferredUpTo` covers.
+    private var deferredCount = 0
     /// Since when acks are held back (nil when none are).
     private(set) var heldSince: ContinuousClock.Instant?
+    /// How many settled deliveries a `multiple` ack waits for while holding: a consumer's prefetch over four (one
+    /// frame for every few hundred deliveries of a busy consumer instead of one every few, the broker's cost), and
+    /// 1, no wait, for a consumer with a small prefetch.
+    let batch: Int
 
     /// Whether acks are held back (see `takeAcks(holding:now:)`).
-    var isHolding: Bool { !held.isEmpty }
+    var isHolding: Bool { !held.isEmpty || deferredUpTo != nil }
 
-    init() {}
+    init(prefetch: UInt16 = 0) {
+        batch = max(1, Int(prefetch) / 4)
+    }
 
     /// How many deliveries nobody has settled yet (this turn's pending acks count as settled once taken).
     var count: Int { open.count }
@@ -56,7 +67,7 @@ struct UnsettledDeliveries {
     mutating func takeAcks(holding: Bool = false, now: ContinuousClock.Instant = .now) -> (
         upTo: UInt64?, singles: [UInt64]
     ) {
-        guard !pendingAcks.isEmpty || !held.isEmpty else { return (nil, []) }
+        guard !pendingAcks.isEmpty || isHolding else { return (nil, []) }
         // No new acks: the oldest open delivery is where it was (a nack or reject sends the held acks first), so
         // what is held stays held, without a walk over `open`.
         if pendingAcks.isEmpty && holding { return (nil, []) }
@@ -98,16 +109,28 @@ struct UnsettledDeliveries {
 
         // Below the oldest open delivery everything is settled now: one `multiple` ack covers it.
         let below = open.first.map { limit in acked.prefix { $0 < limit }.count } ?? acked.count
-        let upTo = below > 0 ? acked[below - 1] : nil
+        if below > 0 {
+            deferredUpTo = acked[below - 1]
+            deferredCount += below
+        }
         if holding && unknown.isEmpty {
             held.append(contentsOf: acked[below...])
-            if held.isEmpty {
+            var upTo: UInt64? = nil
+            if deferredCount >= batch {
+                upTo = deferredUpTo
+                deferredUpTo = nil
+                deferredCount = 0
+            }
+            if !isHolding {
                 heldSince = nil
             } else if heldSince == nil {
                 heldSince = now
             }
             return (upTo, [])
         }
+        let upTo = deferredUpTo
+        deferredUpTo = nil
+        deferredCount = 0
         heldSince = nil
         // Acks of open deliveries before the others: a tag the broker does not hold closes the channel, and
         // whatever follows it on that channel is lost.
@@ -138,6 +161,8 @@ struct UnsettledDeliveries {
         open.removeAll()
         pendingAcks.removeAll()
         held.removeAll()
+        deferredUpTo = nil
+        deferredCount = 0
         heldSince = nil
     }
 

@@ -91,7 +91,7 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
         var settlements: [Command] = []
         settlements.reserveCapacity(deliveries.count)
         for delivery in deliveries { settlements.append(try settlement(delivery, .ack(multiple: false))) }
-        if let error = connection.mailbox.submit(contentsOf: settlements) { throw error }
+        if let error = connection.mailbox.submit(contentsOf: settlements, announce: false) { throw error }
     }
 
     /// Negatively acknowledges `delivery`; with `requeue` the broker delivers it again (`redelivered` set),
@@ -112,7 +112,11 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
     }
 
     private func settle(_ delivery: AMQPDelivery, _ kind: Settlement.Kind) throws(AMQPError) {
-        if let error = connection.mailbox.submit(try settlement(delivery, kind)) { throw error }
+        // A plain ack waits for the thread's next turn (`Mailbox.submit(contentsOf:announce:)`); anything else is
+        // sent at once.
+        let plain: Bool
+        if case .ack(multiple: false) = kind { plain = true } else { plain = false }
+        if let error = connection.mailbox.submit(try settlement(delivery, kind), announce: !plain) { throw error }
     }
 
     /// The command that settles `delivery`, if it is this consumer's and the consumer has not failed.
