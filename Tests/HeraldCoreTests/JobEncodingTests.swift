@@ -49,6 +49,20 @@ import Testing
                 + #""target":{"locales":["fr"],"platforms":["ios"],"topic":"t"},"throttle_per_second":3}"#)
     }
 
+    @Test func writesEveryNotificationFieldInItsPlace() throws {
+        let job = Job(
+            id: "j", app: "a", target: .tokens(["aa"]), notification: Self.full, sendAt: "2030-01-01T00:00:00Z",
+            throttlePerSecond: 7)
+        let expected =
+            #"{"app":"a","id":"j","notification":{"aps":{"alert":{"body":"line\nbreak \#u{1F600}","title":"T"},"#
+            + #""badge":3},"badge_increment":-2,"collapse_id":"c/1 \"q\"","#
+            + #""custom":{"list":[null,false],"n":1.5,"url":"https://example.com/a/b"},"expiration":1900000000,"#
+            + #""fcm":{"android":{"ttl":"60s"}},"localizations":{"fr":{"body":"Bonjour"}},"priority":5,"#
+            + #""push_type":"alert","webpush":{"declarative":true}},"send_at":"2030-01-01T00:00:00Z","#
+            + #""target":{"tokens":["aa"]},"throttle_per_second":7}"#
+        #expect(String(decoding: try job.jsonBytes(), as: UTF8.self) == expected)
+    }
+
     @Test func refusesANumberJSONCannotHold() {
         let job = Job(app: "a", target: .all, notification: JobNotification(aps: ["x": .number(.nan)]))
         #expect(throws: PayloadValue.JSONError.self) { try job.jsonBytes() }

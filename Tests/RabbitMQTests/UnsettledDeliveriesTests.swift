@@ -129,6 +129,16 @@ import Testing
         #expect(!unsettled.isHolding && unsettled.heldSince == nil)
     }
 
+    /// Only a consumer whose acks wait for a batch anyway lets them wait for the connection thread's next turn.
+    @Test func onlyAConsumerWithALargePrefetchHasItsAcksWait() {
+        #expect(UnsettledDeliveries.acksMayWait(prefetch: 1024))
+        #expect(UnsettledDeliveries.acksMayWait(prefetch: 8))
+        #expect(!UnsettledDeliveries.acksMayWait(prefetch: 7))
+        #expect(!UnsettledDeliveries.acksMayWait(prefetch: 4))  // the batches consumer
+        #expect(!UnsettledDeliveries.acksMayWait(prefetch: 0))  // unlimited, and queue readers
+        #expect(UnsettledDeliveries(prefetch: 1024).batch == 256)
+    }
+
     @Test func nothingAtTheFrontMeansOnlySingleAcks() {
         var unsettled = delivered(1...4)
         for tag: UInt64 in [4, 2] { _ = unsettled.ackLater(tag) }

@@ -21,6 +21,8 @@ extension AMQPConnection {
                     queue: queue, prefetch: prefetch, consumerTag: consumerTag ?? "",
                     maximumBodySize: maximumBodySize, buffer: buffer, continuation: continuation))
         }
-        return AMQPConsumer(connection: self, queue: queue, started: started, buffer: buffer)
+        return AMQPConsumer(
+            connection: self, queue: queue, started: started, buffer: buffer,
+            acksMayWait: UnsettledDeliveries.acksMayWait(prefetch: prefetch))
     }
 }

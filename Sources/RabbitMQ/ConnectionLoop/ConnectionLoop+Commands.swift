@@ -132,7 +132,11 @@ extension ConnectionLoop {
             guard case .consumer(let consumer) = channel.role else { continue }
             let overdue = consumer.unsettled.heldSince.map { now - $0 >= Self.ackHoldLimit } ?? false
             let (upTo, singles) = consumer.unsettled.takeAcks(holding: holding && !overdue, now: now)
-            if consumer.unsettled.isHolding { channelsWithPendingAcks.append(channel) }
+            // Once: the list can name a channel twice (held from an earlier turn, and new acks this turn), and a
+            // channel that keeps holding must not gain an entry every turn.
+            if consumer.unsettled.isHolding && !channelsWithPendingAcks.contains(where: { $0 === channel }) {
+                channelsWithPendingAcks.append(channel)
+            }
             // A channel that is closing or gone took its deliveries with it (the broker requeues them).
             guard let connection, case .running = phase, self.channel(channel.id) === channel, !channel.isClosing
             else { continue }

@@ -125,6 +125,8 @@ extension ConnectionLoop {
             _ = amqp_send_method(connection, channel.id, AMQP_BASIC_CANCEL_OK_METHOD, &cancelOK)
         }
         consumer.buffer.finish(.failed(AMQPError(.consumerCancelled, "the broker cancelled the consumer")))
+        // Acks held back for a `multiple` ack go out before the channel closes (a closing channel sends nothing).
+        sendPendingAcks(holding: false)
         closeChannel(channel)
     }
 

@@ -214,24 +214,32 @@ final class ConnectionLoop {
         if case .closing(let deadline) = phase {
             milliseconds = min(milliseconds, max(0, (deadline - .now).milliseconds))
         }
+        var shortest: Int64? = nil
         if let due = heldAcksDue(now: .now) {
             // Held acks are sent when they are due, even if nothing else wakes the thread.
-            return Int32(max(1, min(milliseconds, due.milliseconds + 1)))
+            shortest = max(1, due.milliseconds + 1)
         }
         if hasDeliveriesOut {
             // Their plain acks may be waiting in the mailbox unannounced: taken within this wait.
-            return Int32(min(milliseconds, Self.unannouncedWait.milliseconds))
+            shortest = min(shortest ?? .max, Self.unannouncedWait.milliseconds)
         }
+        if let shortest { return Int32(min(milliseconds, shortest)) }
         return Int32(max(10, milliseconds))
     }
 
     /// The longest a plain ack submitted without a wake-up waits in the mailbox while deliveries are out.
     static let unannouncedWait: Duration = .milliseconds(10)
 
-    /// Whether a consumer holds deliveries nobody has settled: acks for them may come without a wake-up.
+    /// Whether a consumer whose acks may come without a wake-up (`UnsettledDeliveries.acksMayWait`) holds
+    /// deliveries nobody has settled. While one does, the thread turns at least every `unannouncedWait` (100 times
+    /// a second, also while a delivery is held for long: a job waiting out a database outage, say).
     private var hasDeliveriesOut: Bool {
         for case let channel? in channels {
-            if case .consumer(let consumer) = channel.role, consumer.unsettled.count > 0 { return true }
+            if case .consumer(let consumer) = channel.role, consumer.unsettled.count > 0,
+                UnsettledDeliveries.acksMayWait(prefetch: consumer.prefetch)
+            {
+                return true
+            }
         }
         return false
     }

@@ -31,8 +31,16 @@ struct UnsettledDeliveries {
     var isHolding: Bool { !held.isEmpty || deferredUpTo != nil }
 
     init(prefetch: UInt16 = 0) {
-        batch = max(1, Int(prefetch) / 4)
+        batch = Self.batch(prefetch: prefetch)
     }
+
+    /// The `batch` of a consumer with `prefetch`.
+    static func batch(prefetch: UInt16) -> Int { max(1, Int(prefetch) / 4) }
+
+    /// Whether a consumer's plain acks may wait for the connection thread's next turn (`Mailbox`): only where they
+    /// would wait for a batch anyway. A consumer with a small prefetch (the batches consumer's 4, a queue reader)
+    /// has each ack sent at once, as its broker would otherwise hold its next delivery back.
+    static func acksMayWait(prefetch: UInt16) -> Bool { batch(prefetch: prefetch) > 1 }
 
     /// How many deliveries nobody has settled yet (this turn's pending acks count as settled once taken).
     var count: Int { open.count }

@@ -20,12 +20,18 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
     public let consumerTag: String
     let connection: AMQPConnection
     let buffer: DeliveryBuffer
+    /// Whether plain acks go to the connection thread without waking it (`UnsettledDeliveries.acksMayWait`).
+    let acksMayWait: Bool
 
-    init(connection: AMQPConnection, queue: String, started: ConsumerStarted, buffer: DeliveryBuffer) {
+    init(
+        connection: AMQPConnection, queue: String, started: ConsumerStarted, buffer: DeliveryBuffer,
+        acksMayWait: Bool
+    ) {
         self.connection = connection
         self.queue = queue
         self.consumerTag = started.consumerTag
         self.buffer = buffer
+        self.acksMayWait = acksMayWait
     }
 
     deinit {
@@ -91,7 +97,7 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
         var settlements: [Command] = []
         settlements.reserveCapacity(deliveries.count)
         for delivery in deliveries { settlements.append(try settlement(delivery, .ack(multiple: false))) }
-        if let error = connection.mailbox.submit(contentsOf: settlements, announce: false) { throw error }
+        if let error = connection.mailbox.submit(contentsOf: settlements, announce: !acksMayWait) { throw error }
     }
 
     /// Negatively acknowledges `delivery`; with `requeue` the broker delivers it again (`redelivered` set),
@@ -112,11 +118,11 @@ public final class AMQPConsumer: AsyncSequence, Sendable {
     }
 
     private func settle(_ delivery: AMQPDelivery, _ kind: Settlement.Kind) throws(AMQPError) {
-        // A plain ack waits for the thread's next turn (`Mailbox.submit(contentsOf:announce:)`); anything else is
-        // sent at once.
-        let plain: Bool
-        if case .ack(multiple: false) = kind { plain = true } else { plain = false }
-        if let error = connection.mailbox.submit(try settlement(delivery, kind), announce: !plain) { throw error }
+        // A plain ack of a consumer with a large prefetch waits for the thread's next turn
+        // (`Mailbox.submit(contentsOf:announce:)`); anything else is sent at once.
+        var waits = false
+        if case .ack(multiple: false) = kind { waits = acksMayWait }
+        if let error = connection.mailbox.submit(try settlement(delivery, kind), announce: !waits) { throw error }
     }
 
     /// The command that settles `delivery`, if it is this consumer's and the consumer has not failed.
