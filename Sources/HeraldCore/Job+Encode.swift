@@ -12,24 +12,13 @@ extension Job {
         var out: [UInt8] = []
         out.reserveCapacity(384)
         var job = JSONObjectWriter()
-        job.key("app", &out)
-        PayloadValue.string(app).appendPlainJSON(to: &out)
-        if let id {
-            job.key("id", &out)
-            PayloadValue.string(id).appendPlainJSON(to: &out)
-        }
+        job.string("app", app, &out)
+        job.string("id", id, &out)
         job.key("notification", &out)
         try notification.appendJSON(to: &out)
-        if let sendAt {
-            job.key("send_at", &out)
-            PayloadValue.string(sendAt).appendPlainJSON(to: &out)
-        }
-        job.key("target", &out)
-        try target.jsonValue.appendJSON(to: &out)
-        if let throttlePerSecond {
-            job.key("throttle_per_second", &out)
-            out.append(contentsOf: String(throttlePerSecond).utf8)
-        }
+        job.string("send_at", sendAt, &out)
+        try job.value("target", target.jsonValue, &out)
+        job.integer("throttle_per_second", throttlePerSecond.map(Int64.init), &out)
         job.close(&out)
         return out
     }
@@ -39,44 +28,16 @@ extension JobNotification {
     /// Appends the notification's object, keys sorted as `CodingKeys` spells them.
     func appendJSON(to out: inout [UInt8]) throws(PayloadValue.JSONError) {
         var fields = JSONObjectWriter()
-        fields.key("aps", &out)
-        try PayloadValue.object(aps).appendJSON(to: &out)
-        if let badgeIncrement {
-            fields.key("badge_increment", &out)
-            out.append(contentsOf: String(badgeIncrement).utf8)
-        }
-        if let collapseID {
-            fields.key("collapse_id", &out)
-            PayloadValue.string(collapseID).appendPlainJSON(to: &out)
-        }
-        if let custom {
-            fields.key("custom", &out)
-            try PayloadValue.object(custom).appendJSON(to: &out)
-        }
-        if let expiration {
-            fields.key("expiration", &out)
-            out.append(contentsOf: String(expiration).utf8)
-        }
-        if let fcm {
-            fields.key("fcm", &out)
-            try PayloadValue.object(fcm).appendJSON(to: &out)
-        }
-        if let localizations {
-            fields.key("localizations", &out)
-            try PayloadValue.object(localizations).appendJSON(to: &out)
-        }
-        if let priority {
-            fields.key("priority", &out)
-            out.append(contentsOf: String(priority).utf8)
-        }
-        if let pushType {
-            fields.key("push_type", &out)
-            PayloadValue.string(pushType).appendPlainJSON(to: &out)
-        }
-        if let webpush {
-            fields.key("webpush", &out)
-            try PayloadValue.object(webpush).appendJSON(to: &out)
-        }
+        try fields.value("aps", .object(aps), &out)
+        fields.integer("badge_increment", badgeIncrement.map(Int64.init), &out)
+        fields.string("collapse_id", collapseID, &out)
+        try fields.value("custom", custom.map(PayloadValue.object), &out)
+        fields.integer("expiration", expiration, &out)
+        try fields.value("fcm", fcm.map(PayloadValue.object), &out)
+        try fields.value("localizations", localizations.map(PayloadValue.object), &out)
+        fields.integer("priority", priority.map(Int64.init), &out)
+        fields.string("push_type", pushType, &out)
+        try fields.value("webpush", webpush.map(PayloadValue.object), &out)
         fields.close(&out)
     }
 }
@@ -108,13 +69,6 @@ extension Target {
     }
 }
 
-extension PayloadValue {
-    /// Appends a value that holds no number (a string), which cannot fail.
-    fileprivate func appendPlainJSON(to out: inout [UInt8]) {
-        try? appendJSON(to: &out)
-    }
-}
-
 /// One JSON object being written: its opening brace with the first member, commas between members.
 private struct JSONObjectWriter {
     private var opened = false
@@ -125,6 +79,29 @@ private struct JSONObjectWriter {
         out.append(UInt8(ascii: "\""))
         out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         out.append(contentsOf: #"":"#.utf8)
+    }
+
+    /// A member with a JSON value, if there is one. Throws only for a number JSON cannot hold.
+    mutating func value(_ name: StaticString, _ value: PayloadValue?, _ out: inout [UInt8]) throws(PayloadValue
+        .JSONError)
+    {
+        guard let value else { return }
+        key(name, &out)
+        try value.appendJSON(to: &out)
+    }
+
+    /// A member with a string value, if there is one.
+    mutating func string(_ name: StaticString, _ value: String?, _ out: inout [UInt8]) {
+        guard let value else { return }
+        key(name, &out)
+        try? PayloadValue.string(value).appendJSON(to: &out)  // a string holds no number: it cannot fail
+    }
+
+    /// A member with an integer value, if there is one.
+    mutating func integer(_ name: StaticString, _ value: Int64?, _ out: inout [UInt8]) {
+        guard let value else { return }
+        key(name, &out)
+        out.append(contentsOf: String(value).utf8)
     }
 
     /// `}`, or `{}` for an object that got no member.
