@@ -137,6 +137,7 @@ let package = Package(
             dependencies: [
                 "APNSCore",
                 "HeraldCore",
+                "PushTransport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

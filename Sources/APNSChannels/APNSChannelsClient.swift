@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Logging
 import NIOCore
 import NIOSSL
+import PushTransport
 
 /// Apple's broadcast channel API for one app: channel management (create, read, delete, list) and broadcast sends,
 /// over HTTP/2 (AsyncHTTPClient, ALPN) with the app's provider token.
@@ -32,16 +33,8 @@ public final class APNSChannelsClient: Sendable {
         var logger = logger
         logger[metadataKey: "bundle"] = "\(configuration.bundleID)"
         self.logger = logger
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.minimumTLSVersion = .tlsv12
-        // System roots plus the extra ones; a PEM that holds no certificate adds nothing, so a request to a host
-        // only it would vouch for fails verification rather than being trusted.
-        let extra = configuration.additionalTrustRootsPEM.flatMap { pem in
-            (try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))) ?? []
-        }
-        if !extra.isEmpty { tls.additionalTrustRoots = [.certificates(extra)] }
         var http = HTTPClient.Configuration(
-            tlsConfiguration: tls,
+            tlsConfiguration: .client(trustingAlso: configuration.additionalTrustRootsPEM),
             redirectConfiguration: .disallow,
             timeout: .init(
                 connect: TimeAmount(configuration.connectTimeout), read: TimeAmount(configuration.requestTimeout)),

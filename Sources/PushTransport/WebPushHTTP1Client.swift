@@ -29,16 +29,8 @@ public final class WebPushHTTP1Client: Sendable {
         configuration: WebPushClientConfiguration, authorization: @escaping @Sendable () -> String,
         eventLoopGroup: any EventLoopGroup, logger: Logger
     ) {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.minimumTLSVersion = .tlsv12
-        // System roots plus the configured ones; a PEM that holds no certificate adds nothing, so a service only it
-        // would vouch for fails verification rather than being trusted.
-        let extra = configuration.additionalTrustRootsPEM.flatMap { pem in
-            (try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))) ?? []
-        }
-        if !extra.isEmpty { tls.additionalTrustRoots = [.certificates(extra)] }
         var http = HTTPClient.Configuration(
-            tlsConfiguration: tls,
+            tlsConfiguration: .client(trustingAlso: configuration.additionalTrustRootsPEM),
             redirectConfiguration: .disallow,
             timeout: .init(
                 connect: TimeAmount(configuration.connectTimeout), read: TimeAmount(configuration.requestTimeout)),

@@ -234,13 +234,11 @@ final class WebPushOriginTransport: NotificationTransport {
     /// One push over HTTP/2, or over HTTP/1.1 once the origin needs it (this push included, if it found that out).
     private func send(_ request: WebPushWireRequest) async throws(TransportError) -> WireResponse {
         if let http1 = currentHTTP1 { return try await http1.send(request) }
-        let first: Result<WireResponse, TransportError>
         do {
-            first = .success(try await client.send(request))
+            return try await client.send(request)
         } catch {
-            first = .failure(error)
+            guard error.code == .alpnNotH2 else { throw error }
         }
-        guard case .failure(let error) = first, error.code == .alpnNotH2 else { return try first.get() }
         guard let http1 = switchToHTTP1() else {
             throw TransportError(.shutDown, "the Web Push transport is shut down")
         }
