@@ -5,49 +5,7 @@ extension FCMMessage {
     /// The template, written directly: only for a message without overrides whose values need no validation. It
     /// writes the template's suffix in one buffer (no member is looked up twice, nothing is copied afterwards).
     func directTemplate(validateOnly: Bool) -> FCMMessageTemplate {
-        var out: [UInt8] = []
-        out.reserveCapacity(320)
-        func key(_ name: StaticString) {
-            // The suffix starts after the target: every member, the first one included, follows a comma.
-            out.append(UInt8(ascii: ","))
-            out.append(UInt8(ascii: "\""))
-            out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-            out.append(contentsOf: #"":"#.utf8)
-        }
-        if let android, Self.hasMembers(android) {
-            key("android")
-            Self.writeAndroid(android, to: &out)
-        }
-        var dataSize = 0
-        if !data.values.isEmpty {
-            key("data")
-            out.append(UInt8(ascii: "{"))
-            let entries = data.values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            for (index, entry) in entries.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                JSON.writeString(entry.key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                JSON.writeString(entry.value, to: &out)
-                dataSize += entry.key.utf8.count + entry.value.utf8.count
-            }
-            out.append(UInt8(ascii: "}"))
-        }
-        var shown = 0
-        if let notification, notification.title != nil || notification.body != nil || notification.image != nil {
-            key("notification")
-            var fields = DirectObject()
-            fields.string("body", notification.body, &out)
-            fields.string("image", notification.image, &out)
-            fields.string("title", notification.title, &out)
-            fields.close(&out)
-            if let body = notification.body { shown += 4 + body.utf8.count }
-            if let image = notification.image { shown += 5 + image.utf8.count }
-            if let title = notification.title { shown += 5 + title.utf8.count }
-        }
-        out.append(UInt8(ascii: "}"))
-        if validateOnly { out.append(contentsOf: #","validate_only":true"#.utf8) }
-        out.append(UInt8(ascii: "}"))
-        return FCMMessageTemplate(suffix: out, validateOnly: validateOnly, payloadSize: dataSize + shown)
+        FCMMessageParts(self).write(android: android, validateOnly: validateOnly)
     }
 
     /// Whether `android` has a member: the general path leaves out an empty one.
@@ -84,6 +42,78 @@ extension FCMMessage {
         fields.string("priority", android.priority?.rawValue, &out)
         fields.string("ttl", android.ttl.map { "\($0)s" }, &out)
         fields.close(&out)
+    }
+}
+
+/// A message without overrides, written up to its `android` member. The members after it, `data` and
+/// `notification`, are the same at every send of a job; `android` is not (its TTL counts down to the job's expiration,
+/// its notification channel is the app's). A worker writes these parts when it reads a job that lists an Android
+/// device, while the job's fields are still in its caches, and each send writes only `android` in front of them.
+public struct FCMMessageParts: Sendable, Hashable {
+    /// `"data":{…}` and `"notification":{…}`, each after a comma, as present; then the message's closing brace.
+    let rest: [UInt8]
+    /// The bytes of `data` and `notification` counted against `FCMMessage.maximumPayloadSize`.
+    public let payloadSize: Int
+
+    /// The parts of `message` after `android`. Its overrides are not carried: a message with overrides goes through
+    /// `FCMMessage.template(validateOnly:checked:)`, which merges them.
+    public init(_ message: FCMMessage) {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        var dataSize = 0
+        if !message.data.values.isEmpty {
+            out.append(contentsOf: #","data":{"#.utf8)
+            let entries = message.data.values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            for (index, entry) in entries.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                JSON.writeString(entry.key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                JSON.writeString(entry.value, to: &out)
+                dataSize += entry.key.utf8.count + entry.value.utf8.count
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        var shown = 0
+        if let notification = message.notification,
+            notification.title != nil || notification.body != nil || notification.image != nil
+        {
+            out.append(contentsOf: #","notification":"#.utf8)
+            var fields = DirectObject()
+            fields.string("body", notification.body, &out)
+            fields.string("image", notification.image, &out)
+            fields.string("title", notification.title, &out)
+            fields.close(&out)
+            if let body = notification.body { shown += 4 + body.utf8.count }
+            if let image = notification.image { shown += 5 + image.utf8.count }
+            if let title = notification.title { shown += 5 + title.utf8.count }
+        }
+        out.append(UInt8(ascii: "}"))
+        self.rest = out
+        self.payloadSize = dataSize + shown
+    }
+
+    /// The template of the message with `android` in front of the parts, its payload size checked. `android` is
+    /// not validated: it is for a builder whose values are in range by construction, as
+    /// `FCMMessage.template(validateOnly:checked:)` with `checked` false is.
+    public func template(android: FCMAndroidConfig?, validateOnly: Bool = false) throws(FCMMessageError)
+        -> FCMMessageTemplate
+    {
+        try FCMMessage.checkPayloadSize(payloadSize)
+        return write(android: android, validateOnly: validateOnly)
+    }
+
+    /// The template's suffix in one buffer: `,"android":{…}` if it has a member, the parts, `validate_only`.
+    func write(android: FCMAndroidConfig?, validateOnly: Bool) -> FCMMessageTemplate {
+        var out: [UInt8] = []
+        out.reserveCapacity(rest.count + 160)
+        if let android, FCMMessage.hasMembers(android) {
+            out.append(contentsOf: #","android":"#.utf8)
+            FCMMessage.writeAndroid(android, to: &out)
+        }
+        out.append(contentsOf: rest)
+        if validateOnly { out.append(contentsOf: #","validate_only":true"#.utf8) }
+        out.append(UInt8(ascii: "}"))
+        return FCMMessageTemplate(suffix: out, validateOnly: validateOnly, payloadSize: payloadSize)
     }
 }
 

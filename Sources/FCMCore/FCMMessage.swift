@@ -39,14 +39,7 @@ public struct FCMMessage: Sendable, Hashable {
         -> FCMMessageTemplate
     {
         if !checked && overrides == nil {
-            let template = directTemplate(validateOnly: validateOnly)
-            guard template.payloadSize <= Self.maximumPayloadSize else {
-                throw FCMMessageError(
-                    .tooLarge, field: "data",
-                    "data and notification are \(template.payloadSize) bytes; FCM accepts at most \(Self.maximumPayloadSize)"
-                )
-            }
-            return template
+            return try FCMMessageParts(self).template(android: android, validateOnly: validateOnly)
         }
         var built: [String: JSON] = [:]
         if let notification, case .object(let members) = notification.json, !members.isEmpty {
@@ -59,12 +52,17 @@ public struct FCMMessage: Sendable, Hashable {
         else { preconditionFailure("an object validates to an object") }
         if let overrides { message = Self.merge(overrides.json, over: message) }
         let size = Self.payloadSize(of: message)
-        guard size <= Self.maximumPayloadSize else {
+        try Self.checkPayloadSize(size)
+        return FCMMessageTemplate(members: message, validateOnly: validateOnly, payloadSize: size)
+    }
+
+    /// Refuses a payload (`data` and `notification`) larger than FCM accepts.
+    static func checkPayloadSize(_ size: Int) throws(FCMMessageError) {
+        guard size <= maximumPayloadSize else {
             throw FCMMessageError(
                 .tooLarge, field: "data",
-                "data and notification are \(size) bytes; FCM accepts at most \(Self.maximumPayloadSize)")
+                "data and notification are \(size) bytes; FCM accepts at most \(maximumPayloadSize)")
         }
-        return FCMMessageTemplate(members: message, validateOnly: validateOnly, payloadSize: size)
     }
 
     /// Merges `top` over `base`: objects member by member (recursively), anything else replaced.

@@ -22,6 +22,33 @@ extension NotificationTemplate {
     public func fcmMessage(
         variant: String?, badge: Int?, now: Int64, channelID: String?, overrides: FCMMessageOverrides?
     ) -> FCMMessage {
+        var message = fcmContent(variant: variant, badge: badge, overrides: overrides)
+        message.android = fcmAndroid(message.android, now: now, channelID: channelID)
+        return message
+    }
+
+    /// The template of the message every device without a variant or a badge gets (`fcmMessage(variant: nil,
+    /// badge: nil, …)`), from `fcmParts` when the job's reading wrote them.
+    public func fcmTemplate(now: Int64, channelID: String?) throws(FCMMessageError) -> FCMMessageTemplate {
+        if let fcmParts {
+            return try fcmParts.parts.template(
+                android: fcmAndroid(fcmParts.android, now: now, channelID: channelID))
+        }
+        return try fcmMessage(variant: nil, badge: nil, now: now, channelID: channelID, overrides: fcmOverrides)
+            .template(checked: false)
+    }
+
+    /// Writes `fcmParts` for a job that lists an Android device, when its message can be written ahead (no `fcm`
+    /// block to merge, a push type that reaches Android): while the job's fields are in the caches of the one
+    /// reading it, rather than at the send, which finds them cold.
+    mutating func writeFCMParts() {
+        guard reachesAndroid, fcmOverrides == nil else { return }
+        let message = fcmContent(variant: nil, badge: nil, overrides: nil)
+        fcmParts = FCMPreparedParts(parts: FCMMessageParts(message), android: message.android)
+    }
+
+    /// The message without what depends on the send: `android.ttl` and the notification channel.
+    private func fcmContent(variant: String?, badge: Int?, overrides: FCMMessageOverrides?) -> FCMMessage {
         var data = [String: String](minimumCapacity: custom.count)
         for (key, value) in custom {
             if case .string(let text) = value {
@@ -31,12 +58,11 @@ extension NotificationTemplate {
             }
         }
         var android = FCMAndroidConfig(
-            collapseKey: collapseID, priority: priority == nil || priority == .immediate ? .high : .normal,
-            ttl: expiration.map { $0 == 0 ? 0 : min(max($0 - now, 0), FCMAndroidConfig.maximumTTL) })
+            collapseKey: collapseID, priority: priority == nil || priority == .immediate ? .high : .normal)
         guard pushType == .alert else {
             return FCMMessage(data: FCMData(data), android: android, overrides: overrides)
         }
-        var notification = FCMAndroidNotification(channelID: channelID)
+        var notification = FCMAndroidNotification()
         var title: String? = nil
         var body: String? = nil
         switch variant.flatMap({ localizations[$0] }) ?? aps["alert"] {
@@ -63,6 +89,37 @@ extension NotificationTemplate {
         android.notification = notification
         let shown = title != nil || body != nil ? FCMNotification(title: title, body: body) : nil
         return FCMMessage(notification: shown, data: FCMData(data), android: android, overrides: overrides)
+    }
+
+    /// `android` as sent at `now` by an app whose default channel is `channelID`: the seconds left to the job's
+    /// expiration as its TTL, the channel on its notification (a background push has none).
+    private func fcmAndroid(_ android: FCMAndroidConfig?, now: Int64, channelID: String?) -> FCMAndroidConfig? {
+        guard var android else { return nil }
+        android.ttl = expiration.map { $0 == 0 ? 0 : min(max($0 - now, 0), FCMAndroidConfig.maximumTTL) }
+        if android.notification != nil { android.notification?.channelID = channelID }
+        return android
+    }
+}
+
+/// A job's FCM message written ahead of its sends (`NotificationTemplate.writeFCMParts()`): everything but
+/// `android`, and `android` without what depends on the send. A reference, so that the template (copied with its
+/// job several times on the way to a send) stays small.
+public final class FCMPreparedParts: Sendable, Hashable {
+    public let parts: FCMMessageParts
+    public let android: FCMAndroidConfig?
+
+    init(parts: FCMMessageParts, android: FCMAndroidConfig?) {
+        self.parts = parts
+        self.android = android
+    }
+
+    public static func == (lhs: FCMPreparedParts, rhs: FCMPreparedParts) -> Bool {
+        lhs === rhs || (lhs.parts == rhs.parts && lhs.android == rhs.android)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(parts)
+        hasher.combine(android)
     }
 }
 

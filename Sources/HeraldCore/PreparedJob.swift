@@ -80,6 +80,9 @@ public struct NotificationTemplate: Sendable, Hashable {
     public var webPushDeclarative: Bool? = nil
     /// The job's `webpush.navigate`, if set: the URL a browser notification opens.
     public var webPushNavigate: String? = nil
+    /// The default FCM message written when the job was read, for a job that lists an Android device (nil
+    /// otherwise: it is written at the send).
+    public var fcmParts: FCMPreparedParts? = nil
 
     public init(
         pushType: PushType,
@@ -170,6 +173,7 @@ extension PreparedJob {
 
         var invalid = 0
         var listsWebEndpoints = false
+        var listsAndroid = false
         let audience: Audience
         // `platforms` narrows the audience within: the rest of the target is read as it would be without it.
         var target = job.target
@@ -196,12 +200,14 @@ extension PreparedJob {
                 if takesAndroid, text.utf8.count == FCMTarget.fidLength, (try? FCMTarget(fid: text)) != nil {
                     // An installation id, kept as given (its case matters): it may look like hex.
                     let token = DeviceToken(trustedHex: text)
+                    listsAndroid = true
                     if raw.count == 1 || seen.insert(token).inserted { tokens.append(token) }
                 } else if let token = try? DeviceToken(parsing: text) {
                     // One token (most jobs) needs no set of those seen.
                     if raw.count == 1 || seen.insert(token).inserted { tokens.append(token) }
                 } else if takesAndroid, (try? FCMTarget(token: text)) != nil || (try? FCMTarget(fid: text)) != nil {
                     let token = DeviceToken(trustedHex: text)
+                    listsAndroid = true
                     if raw.count == 1 || seen.insert(token).inserted { tokens.append(token) }
                 } else if takesAndroid, let endpoint = try? WebPushEndpoint(text) {
                     // A browser subscription, by its endpoint as registered.
@@ -248,8 +254,9 @@ extension PreparedJob {
             sendAt = millis
         }
 
-        let template = try NotificationTemplate(
+        var template = try NotificationTemplate(
             job.notification, maximumPayloadSize: liveActivity?.maximumPayloadSize)
+        if listsAndroid, platforms?.contains(.android) ?? true { template.writeFCMParts() }
         var spec = job
         spec.id = job.id ?? makeID()
         var prepared = PreparedJob(

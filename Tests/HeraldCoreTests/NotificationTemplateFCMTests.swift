@@ -52,4 +52,47 @@ import Testing
             background.fcmMessage(variant: nil, badge: nil, now: 0, channelID: nil, overrides: nil).notification == nil)
         #expect(!(try Self.job(#"{"push_type":"voip","aps":{}}"#).template.reachesAndroid))
     }
+
+    /// A job that lists an Android device has its message written when it is read; the template a send makes from
+    /// those parts is byte for byte the one it makes from the job without them, at any time and for any channel.
+    @Test(arguments: jobs) func aMessageWrittenAheadIsTheOneWrittenAtTheSend(_ notification: String) throws {
+        let android = "d7Xq:APA91b" + String(repeating: "x", count: 140)
+        let body =
+            #"{"id":"j","app":"a","target":{"tokens":["\#(android)"]},"notification":\#(notification)}"#
+        let ahead = try PreparedJob.decode(Array(body.utf8)) { "j" }.template
+        let atSend = try Self.job(notification).template
+        #expect(ahead.fcmParts != nil)
+        #expect(atSend.fcmParts == nil)
+        for now: Int64 in [0, 1, 1_000, 5_000_000_000] {
+            for channel in [nil, "news"] {
+                #expect(
+                    try ahead.fcmTemplate(now: now, channelID: channel)
+                        == (try atSend.fcmTemplate(now: now, channelID: channel)))
+                #expect(
+                    try ahead.fcmTemplate(now: now, channelID: channel)
+                        == (try atSend.fcmMessage(
+                            variant: nil, badge: nil, now: now, channelID: channel, overrides: nil
+                        ).template(checked: true)))
+            }
+        }
+    }
+
+    /// Nothing is written ahead where it would go unused or be wrong: a job of iOS devices only (it would cost
+    /// every iOS job), one that leaves Android out, one with an `fcm` block (merged at the send), one whose push
+    /// type does not reach Android.
+    @Test func aMessageIsWrittenAheadOnlyForAJobThatSendsItToAListedAndroidDevice() throws {
+        let android = "d7Xq:APA91b" + String(repeating: "x", count: 140)
+        func parts(_ target: String, _ notification: String = #"{"aps":{"alert":"hi"}}"#) throws -> Bool {
+            let body = #"{"id":"j","app":"a","target":\#(target),"notification":\#(notification)}"#
+            return try PreparedJob.decode(Array(body.utf8)) { "j" }.template.fcmParts != nil
+        }
+        #expect(try parts(#"{"tokens":["\#(android)"]}"#))
+        #expect(try parts(#"{"tokens":["\#(String(repeating: "ab", count: 32))","\#(android)"]}"#))
+        #expect(try !parts(#"{"tokens":["\#(String(repeating: "ab", count: 32))"]}"#))
+        #expect(try !parts(#"{"tokens":["\#(android)"],"platforms":["ios"]}"#))
+        #expect(try parts(#"{"tokens":["\#(android)"],"platforms":["android"]}"#))
+        #expect(try !parts(#"{"tokens":["\#(android)"]}"#, #"{"aps":{"alert":"hi"},"fcm":{"android":{"ttl":"5s"}}}"#))
+        #expect(try !parts(#"{"tokens":["\#(android)"]}"#, #"{"push_type":"voip","aps":{}}"#))
+        #expect(try !parts(#"{"all":true}"#))
+    }
 }

@@ -22,10 +22,8 @@ extension DeliveryRun {
         let kinds = devices.map { $0.fcmKind ?? .token }
         if template.localizations.isEmpty && badges.isEmpty {
             // One message for every device (the usual broadcast): built once, no variant looked up per device.
-            let message = template.fcmMessage(
-                variant: nil, badge: nil, now: now, channelID: app.fcm?.channelID, overrides: template.fcmOverrides)
             do {
-                let built = try message.template(checked: false)
+                let built = try template.fcmTemplate(now: now, channelID: app.fcm?.channelID)
                 return .send(
                     FCMRequestList(tokens: tokens, kinds: kinds, templates: [built], variantOf: nil), transport)
             } catch {
