@@ -2,62 +2,74 @@
 /// (keys sorted), as the general path that builds a JSON tree first, without its dictionaries. A worker builds one
 /// message per single-device job, and the tree (its hashing and sorting) was most of that job's extra cost.
 extension FCMMessage {
-    /// The template, written directly: only for a message without overrides whose values need no validation. It
-    /// writes the template's suffix in one buffer (no member is looked up twice, nothing is copied afterwards).
+    /// The template, written directly: only for a message without overrides whose values need no validation.
     func directTemplate(validateOnly: Bool) -> FCMMessageTemplate {
-        FCMMessageParts(self).write(android: android, validateOnly: validateOnly)
-    }
-
-    /// Whether `android` has a member: the general path leaves out an empty one.
-    static func hasMembers(_ android: FCMAndroidConfig) -> Bool {
-        android.collapseKey != nil || android.notification != nil || android.priority != nil || android.ttl != nil
-    }
-
-    /// Appends `android`'s object, keys sorted.
-    static func writeAndroid(_ android: FCMAndroidConfig, to out: inout [UInt8]) {
-        var fields = DirectObject()
-        fields.string("collapse_key", android.collapseKey, &out)
-        if let notification = android.notification {
-            fields.key("notification", &out)
-            var inner = DirectObject()
-            inner.string("body", notification.body, &out)
-            inner.strings("body_loc_args", notification.bodyLocArgs, &out)
-            inner.string("body_loc_key", notification.bodyLocKey, &out)
-            inner.string("channel_id", notification.channelID, &out)
-            inner.string("click_action", notification.clickAction, &out)
-            inner.string("color", notification.color, &out)
-            inner.string("icon", notification.icon, &out)
-            inner.string("image", notification.image, &out)
-            if let count = notification.notificationCount {
-                inner.key("notification_count", &out)
-                out.append(contentsOf: String(count).utf8)
-            }
-            inner.string("sound", notification.sound, &out)
-            inner.string("tag", notification.tag, &out)
-            inner.string("title", notification.title, &out)
-            inner.strings("title_loc_args", notification.titleLocArgs, &out)
-            inner.string("title_loc_key", notification.titleLocKey, &out)
-            inner.close(&out)
-        }
-        fields.string("priority", android.priority?.rawValue, &out)
-        fields.string("ttl", android.ttl.map { "\($0)s" }, &out)
-        fields.close(&out)
+        FCMMessageParts(self).write(
+            ttl: android?.ttl, channelID: android?.notification?.channelID, validateOnly: validateOnly)
     }
 }
 
-/// A message without overrides, written up to its `android` member. The members after it, `data` and
-/// `notification`, are the same at every send of a job; `android` is not (its TTL counts down to the job's expiration,
-/// its notification channel is the app's). A worker writes these parts when it reads a job that lists an Android
-/// device, while the job's fields are still in its caches, and each send writes only `android` in front of them.
+/// A message without overrides, written once with two holes: `android.ttl` and `android.notification.channel_id`,
+/// the two fields that differ between sends of one job (its TTL counts down to the job's expiration, the channel is
+/// the app's, which a reload may change). A worker writes the parts when it reads a job that lists an Android device,
+/// while the job's fields are still in its caches; each send splices the two fields in (`template(ttl:channelID:)`).
+/// `FCMMessage.template(checked: false)` is the same writer with the message's own two fields.
 public struct FCMMessageParts: Sendable, Hashable {
-    /// `"data":{…}` and `"notification":{…}`, each after a comma, as present; then the message's closing brace.
+    /// The `android` object without `ttl` and `channel_id` (`{}` if it has no other member); nil: there is none.
+    let android: [UInt8]?
+    /// Where in `android` the `channel_id` member goes (nil: there is no notification to carry it), and the `ttl`.
+    let channelAt: Int?
+    let ttlAt: Int
+    /// `,"data":{…}` and `,"notification":{…}` as present, then the message's closing brace.
     let rest: [UInt8]
     /// The bytes of `data` and `notification` counted against `FCMMessage.maximumPayloadSize`.
     public let payloadSize: Int
 
-    /// The parts of `message` after `android`. Its overrides are not carried: a message with overrides goes through
-    /// `FCMMessage.template(validateOnly:checked:)`, which merges them.
+    /// The parts of `message`, its `android.ttl` and notification channel left out. Its overrides are not carried: a
+    /// message with overrides goes through `FCMMessage.template(validateOnly:checked:)`, which merges them.
     public init(_ message: FCMMessage) {
+        if let android = message.android {
+            var out: [UInt8] = []
+            out.reserveCapacity(96)
+            var channelAt: Int? = nil
+            var fields = DirectObject()
+            fields.string("collapse_key", android.collapseKey, &out)
+            if let notification = android.notification {
+                fields.key("notification", &out)
+                var inner = DirectObject()
+                inner.string("body", notification.body, &out)
+                inner.strings("body_loc_args", notification.bodyLocArgs, &out)
+                inner.string("body_loc_key", notification.bodyLocKey, &out)
+                // "channel_id" sorts here; `write` splices it in.
+                inner.mark(&out)
+                channelAt = out.count
+                inner.string("click_action", notification.clickAction, &out)
+                inner.string("color", notification.color, &out)
+                inner.string("icon", notification.icon, &out)
+                inner.string("image", notification.image, &out)
+                if let count = notification.notificationCount {
+                    inner.key("notification_count", &out)
+                    out.append(contentsOf: String(count).utf8)
+                }
+                inner.string("sound", notification.sound, &out)
+                inner.string("tag", notification.tag, &out)
+                inner.string("title", notification.title, &out)
+                inner.strings("title_loc_args", notification.titleLocArgs, &out)
+                inner.string("title_loc_key", notification.titleLocKey, &out)
+                inner.close(&out)
+            }
+            fields.string("priority", android.priority?.rawValue, &out)
+            // "ttl" sorts last; `write` splices it in.
+            fields.mark(&out)
+            self.ttlAt = out.count
+            fields.close(&out)
+            self.android = out
+            self.channelAt = channelAt
+        } else {
+            self.android = nil
+            self.channelAt = nil
+            self.ttlAt = 0
+        }
         var out: [UInt8] = []
         out.reserveCapacity(256)
         var dataSize = 0
@@ -92,41 +104,87 @@ public struct FCMMessageParts: Sendable, Hashable {
         self.payloadSize = dataSize + shown
     }
 
-    /// The template of the message with `android` in front of the parts, its payload size checked. `android` is
-    /// not validated: it is for a builder whose values are in range by construction, as
-    /// `FCMMessage.template(validateOnly:checked:)` with `checked` false is.
-    public func template(android: FCMAndroidConfig?, validateOnly: Bool = false) throws(FCMMessageError)
+    /// The template with `android.ttl` (seconds) and the notification's `channel_id` spliced in, its payload size
+    /// checked. Nothing else is validated: the parts are for a builder whose values are in range by construction, as
+    /// `FCMMessage.template(validateOnly:checked:)` with `checked` false is. Without an `android` object in the
+    /// parts, neither is sent; without a notification, no channel is.
+    public func template(ttl: Int64?, channelID: String?, validateOnly: Bool = false) throws(FCMMessageError)
         -> FCMMessageTemplate
     {
         try FCMMessage.checkPayloadSize(payloadSize)
-        return write(android: android, validateOnly: validateOnly)
+        return write(ttl: ttl, channelID: channelID, validateOnly: validateOnly)
     }
 
-    /// The template's suffix in one buffer: `,"android":{…}` if it has a member, the parts, `validate_only`.
-    func write(android: FCMAndroidConfig?, validateOnly: Bool) -> FCMMessageTemplate {
+    /// The template's suffix in one buffer: `,"android":{…}` if it has a member, the rest, `validate_only`.
+    func write(ttl: Int64?, channelID: String?, validateOnly: Bool) -> FCMMessageTemplate {
         var out: [UInt8] = []
-        out.reserveCapacity(rest.count + 160)
-        if let android, FCMMessage.hasMembers(android) {
+        out.reserveCapacity((android?.count ?? 0) + rest.count + 96)
+        // An object with no member (`{}`, so no notification either) and no TTL is left out, as the general path
+        // leaves it.
+        if let android, android.count > 2 || ttl != nil {
             out.append(contentsOf: #","android":"#.utf8)
-            FCMMessage.writeAndroid(android, to: &out)
+            var from = 0
+            if let channelAt, let channelID {
+                out.append(contentsOf: android[from..<channelAt])
+                Self.splice(android, at: channelAt, &out) { out in
+                    out.append(contentsOf: #""channel_id":"#.utf8)
+                    JSON.writeString(channelID, to: &out)
+                }
+                from = channelAt
+            }
+            if let ttl {
+                out.append(contentsOf: android[from..<ttlAt])
+                Self.splice(android, at: ttlAt, &out) { out in
+                    out.append(contentsOf: #""ttl":""#.utf8)
+                    out.append(contentsOf: String(ttl).utf8)
+                    out.append(contentsOf: #"s""#.utf8)
+                }
+                from = ttlAt
+            }
+            out.append(contentsOf: android[from...])
         }
         out.append(contentsOf: rest)
         if validateOnly { out.append(contentsOf: #","validate_only":true"#.utf8) }
         out.append(UInt8(ascii: "}"))
         return FCMMessageTemplate(suffix: out, validateOnly: validateOnly, payloadSize: payloadSize)
     }
+
+    /// Writes a member at `offset` of an object's bytes with the comma it needs: after the opening brace it comes
+    /// first, followed by a comma unless the object ends there; after a member it takes a comma before it (the member
+    /// that follows has its own).
+    private static func splice(
+        _ object: [UInt8], at offset: Int, _ out: inout [UInt8], member: (inout [UInt8]) -> Void
+    ) {
+        if object[offset - 1] == UInt8(ascii: "{") {
+            member(&out)
+            if object[offset] != UInt8(ascii: "}") { out.append(UInt8(ascii: ",")) }
+        } else {
+            out.append(UInt8(ascii: ","))
+            member(&out)
+        }
+    }
 }
 
 /// One JSON object being written: its opening brace with the first member, commas between members.
 private struct DirectObject {
-    private var opened = false
+    private var braced = false
+    private var hasMember = false
 
     mutating func key(_ name: StaticString, _ out: inout [UInt8]) {
-        out.append(UInt8(ascii: opened ? "," : "{"))
-        opened = true
+        mark(&out)
+        if hasMember { out.append(UInt8(ascii: ",")) }
+        hasMember = true
         out.append(UInt8(ascii: "\""))
         out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         out.append(contentsOf: #"":"#.utf8)
+    }
+
+    /// Writes the opening brace if no member did: a member spliced in later (`FCMMessageParts`) goes inside it.
+    mutating func mark(_ out: inout [UInt8]) {
+        if !braced {
+            out.append(UInt8(ascii: "{"))
+            braced = true
+        }
     }
 
     mutating func string(_ name: StaticString, _ value: String?, _ out: inout [UInt8]) {
@@ -147,8 +205,8 @@ private struct DirectObject {
     }
 
     /// `}`, or `{}` for an object that got no member.
-    func close(_ out: inout [UInt8]) {
-        if !opened { out.append(UInt8(ascii: "{")) }
+    mutating func close(_ out: inout [UInt8]) {
+        mark(&out)
         out.append(UInt8(ascii: "}"))
     }
 }

@@ -39,7 +39,8 @@ public struct FCMMessage: Sendable, Hashable {
         -> FCMMessageTemplate
     {
         if !checked && overrides == nil {
-            return try FCMMessageParts(self).template(android: android, validateOnly: validateOnly)
+            return try FCMMessageParts(self).template(
+                ttl: android?.ttl, channelID: android?.notification?.channelID, validateOnly: validateOnly)
         }
         var built: [String: JSON] = [:]
         if let notification, case .object(let members) = notification.json, !members.isEmpty {

@@ -30,10 +30,7 @@ extension NotificationTemplate {
     /// The template of the message every device without a variant or a badge gets (`fcmMessage(variant: nil,
     /// badge: nil, …)`), from `fcmParts` when the job's reading wrote them.
     public func fcmTemplate(now: Int64, channelID: String?) throws(FCMMessageError) -> FCMMessageTemplate {
-        if let fcmParts {
-            return try fcmParts.parts.template(
-                android: fcmAndroid(fcmParts.android, now: now, channelID: channelID))
-        }
+        if let fcmParts { return try fcmParts.template(ttl: fcmTTL(now: now), channelID: channelID) }
         return try fcmMessage(variant: nil, badge: nil, now: now, channelID: channelID, overrides: fcmOverrides)
             .template(checked: false)
     }
@@ -43,8 +40,7 @@ extension NotificationTemplate {
     /// reading it, rather than at the send, which finds them cold.
     mutating func writeFCMParts() {
         guard reachesAndroid, fcmOverrides == nil else { return }
-        let message = fcmContent(variant: nil, badge: nil, overrides: nil)
-        fcmParts = FCMPreparedParts(parts: FCMMessageParts(message), android: message.android)
+        fcmParts = FCMMessageParts(fcmContent(variant: nil, badge: nil, overrides: nil))
     }
 
     /// The message without what depends on the send: `android.ttl` and the notification channel.
@@ -91,35 +87,18 @@ extension NotificationTemplate {
         return FCMMessage(notification: shown, data: FCMData(data), android: android, overrides: overrides)
     }
 
+    /// `android.ttl` at `now`: the seconds left to the job's expiration (0 for "now or never", at most 28 days).
+    private func fcmTTL(now: Int64) -> Int64? {
+        expiration.map { $0 == 0 ? 0 : min(max($0 - now, 0), FCMAndroidConfig.maximumTTL) }
+    }
+
     /// `android` as sent at `now` by an app whose default channel is `channelID`: the seconds left to the job's
     /// expiration as its TTL, the channel on its notification (a background push has none).
     private func fcmAndroid(_ android: FCMAndroidConfig?, now: Int64, channelID: String?) -> FCMAndroidConfig? {
         guard var android else { return nil }
-        android.ttl = expiration.map { $0 == 0 ? 0 : min(max($0 - now, 0), FCMAndroidConfig.maximumTTL) }
+        android.ttl = fcmTTL(now: now)
         if android.notification != nil { android.notification?.channelID = channelID }
         return android
-    }
-}
-
-/// A job's FCM message written ahead of its sends (`NotificationTemplate.writeFCMParts()`): everything but
-/// `android`, and `android` without what depends on the send. A reference, so that the template (copied with its
-/// job several times on the way to a send) stays small.
-public final class FCMPreparedParts: Sendable, Hashable {
-    public let parts: FCMMessageParts
-    public let android: FCMAndroidConfig?
-
-    init(parts: FCMMessageParts, android: FCMAndroidConfig?) {
-        self.parts = parts
-        self.android = android
-    }
-
-    public static func == (lhs: FCMPreparedParts, rhs: FCMPreparedParts) -> Bool {
-        lhs === rhs || (lhs.parts == rhs.parts && lhs.android == rhs.android)
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(parts)
-        hasher.combine(android)
     }
 }
 

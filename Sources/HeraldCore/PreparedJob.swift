@@ -82,7 +82,7 @@ public struct NotificationTemplate: Sendable, Hashable {
     public var webPushNavigate: String? = nil
     /// The default FCM message written when the job was read, for a job that lists an Android device (nil
     /// otherwise: it is written at the send).
-    public var fcmParts: FCMPreparedParts? = nil
+    public var fcmParts: FCMMessageParts? = nil
 
     public init(
         pushType: PushType,

@@ -12,6 +12,15 @@ import Testing
         FCMMessage(data: ["b": "2", "a": "1", "quote\"d": "line\nbreak", "é": "ü"]),
         FCMMessage(android: FCMAndroidConfig(priority: .normal, ttl: 0)),
         FCMMessage(android: FCMAndroidConfig(notification: FCMAndroidNotification())),
+        FCMMessage(android: FCMAndroidConfig()),
+        FCMMessage(android: FCMAndroidConfig(ttl: 30)),
+        FCMMessage(android: FCMAndroidConfig(collapseKey: "c", ttl: 30)),
+        FCMMessage(android: FCMAndroidConfig(notification: FCMAndroidNotification(channelID: "news"))),
+        FCMMessage(
+            android: FCMAndroidConfig(
+                ttl: 0, notification: FCMAndroidNotification(channelID: "news", body: "b", clickAction: "OPEN"))),
+        FCMMessage(android: FCMAndroidConfig(notification: FCMAndroidNotification(channelID: "n", body: "b"))),
+        FCMMessage(android: FCMAndroidConfig(notification: FCMAndroidNotification(channelID: "n", sound: "s"))),
         FCMMessage(
             notification: FCMNotification(title: "T", body: "B"), data: ["job": "j", "n": "7"],
             android: FCMAndroidConfig(
@@ -28,6 +37,19 @@ import Testing
             #expect(
                 message.directTemplate(validateOnly: validateOnly) == (try message.template(validateOnly: validateOnly))
             )
+        }
+    }
+
+    /// Parts written once take any send's TTL and channel: the same bytes as the message written with them.
+    @Test(arguments: messages.indices) func partsTakeEachSendsTTLAndChannel(_ index: Int) throws {
+        let parts = FCMMessageParts(Self.messages[index])
+        for ttl: Int64? in [nil, 0, 86_400] {
+            for channel: String? in [nil, "news", "a\"b"] {
+                var message = Self.messages[index]
+                message.android?.ttl = ttl
+                message.android?.notification?.channelID = channel
+                #expect(try parts.template(ttl: ttl, channelID: channel) == (try message.template()))
+            }
         }
     }
 
