@@ -75,11 +75,12 @@ extension PayloadValue {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted().enumerated() {
+            // The members sorted by key, each value with its key: no lookup per member.
+            for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                Self.appendString(key, to: &out)
+                Self.appendString(member.key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                try members[key]!.appendJSON(to: &out)
+                try member.value.appendJSON(to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
