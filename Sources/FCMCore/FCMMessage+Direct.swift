@@ -68,7 +68,7 @@ public struct FCMMessageParts: Sendable, Hashable {
         } else {
             self.android = nil
             self.channelAt = nil
-            self.ttlAt = 0
+            self.ttlAt = 0  // not read: without an android object there is nowhere to splice a TTL
         }
         var out: [UInt8] = []
         out.reserveCapacity(256)

@@ -28,18 +28,19 @@ extension NotificationTemplate {
     }
 
     /// The template of the message every device without a variant or a badge gets (`fcmMessage(variant: nil,
-    /// badge: nil, …)`), from `fcmParts` when the job's reading wrote them.
+    /// badge: nil, …)`), from `fcmParts` when they were written ahead.
     public func fcmTemplate(now: Int64, channelID: String?) throws(FCMMessageError) -> FCMMessageTemplate {
-        if let fcmParts { return try fcmParts.template(ttl: fcmTTL(now: now), channelID: channelID) }
+        if let fcmParts, fcmOverrides == nil {
+            return try fcmParts.template(ttl: fcmTTL(now: now), channelID: channelID)
+        }
         return try fcmMessage(variant: nil, badge: nil, now: now, channelID: channelID, overrides: fcmOverrides)
             .template(checked: false)
     }
 
-    /// Writes `fcmParts` for a job that lists an Android device, when its message can be written ahead (no `fcm`
-    /// block to merge, a push type that reaches Android): while the job's fields are in the caches of the one
-    /// reading it, rather than at the send, which finds them cold.
+    /// Writes `fcmParts`, when the message can be written ahead: no `fcm` block to merge, a push type that reaches
+    /// Android, one message for every device (no localizations, no badge counter).
     mutating func writeFCMParts() {
-        guard reachesAndroid, fcmOverrides == nil else { return }
+        guard reachesAndroid, fcmOverrides == nil, !variesPerDevice else { return }
         fcmParts = FCMMessageParts(fcmContent(variant: nil, badge: nil, overrides: nil))
     }
 
@@ -111,5 +112,16 @@ extension PayloadValue {
     fileprivate var stringArray: [String]? {
         guard case .array(let values) = self else { return nil }
         return values.compactMap(\.stringValue)
+    }
+}
+
+extension PreparedJob {
+    /// Writes the job's FCM message ahead of its send, for a job that lists an Android device: while the job's
+    /// fields are in the caches of the one that just read it, rather than at the send, which finds them cold. The
+    /// worker does it for the small jobs it groups (one message each, sent within moments); a job that is planned,
+    /// or only validated (the API, the producer, `herald publish`), is not worth it.
+    public mutating func writeFCMParts() {
+        guard listsAndroid else { return }
+        template.writeFCMParts()
     }
 }

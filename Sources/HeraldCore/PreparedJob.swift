@@ -31,6 +31,10 @@ public struct PreparedJob: Sendable {
     /// is not delivered in a group of small jobs (which reads no device).
     public var listsWebEndpoints = false
 
+    /// Whether `target.tokens` lists an Android device (an FCM registration token or installation id) that the job
+    /// sends to.
+    public var listsAndroid = false
+
     /// Whether the job sends to a device of `platform`.
     public func reaches(_ platform: DevicePlatform) -> Bool { platforms?.contains(platform) ?? true }
 
@@ -80,9 +84,9 @@ public struct NotificationTemplate: Sendable, Hashable {
     public var webPushDeclarative: Bool? = nil
     /// The job's `webpush.navigate`, if set: the URL a browser notification opens.
     public var webPushNavigate: String? = nil
-    /// The default FCM message written when the job was read, for a job that lists an Android device (nil
-    /// otherwise: it is written at the send).
-    public var fcmParts: FCMMessageParts? = nil
+    /// The default FCM message written ahead of the send (`PreparedJob.writeFCMParts()`), for a small job that lists
+    /// an Android device (nil otherwise: the message is written at the send).
+    public internal(set) var fcmParts: FCMMessageParts? = nil
 
     public init(
         pushType: PushType,
@@ -254,9 +258,8 @@ extension PreparedJob {
             sendAt = millis
         }
 
-        var template = try NotificationTemplate(
+        let template = try NotificationTemplate(
             job.notification, maximumPayloadSize: liveActivity?.maximumPayloadSize)
-        if listsAndroid, platforms?.contains(.android) ?? true { template.writeFCMParts() }
         var spec = job
         spec.id = job.id ?? makeID()
         var prepared = PreparedJob(
@@ -272,6 +275,7 @@ extension PreparedJob {
             platforms: platforms
         )
         prepared.listsWebEndpoints = listsWebEndpoints
+        prepared.listsAndroid = listsAndroid && (platforms?.contains(.android) ?? true)
         return prepared
     }
 

@@ -53,38 +53,42 @@ import Testing
         #expect(!(try Self.job(#"{"push_type":"voip","aps":{}}"#).template.reachesAndroid))
     }
 
-    /// A job that lists an Android device has its message written when it is read; the template a send makes from
-    /// those parts is byte for byte the one it makes from the job without them, at any time and for any channel.
+    /// A job that lists an Android device has its message written ahead when the worker asks (`writeFCMParts`, for
+    /// the small jobs it groups); the template a send makes from those parts is byte for byte the one it makes from
+    /// the job without them, at any time and for any channel.
     @Test(arguments: jobs) func aMessageWrittenAheadIsTheOneWrittenAtTheSend(_ notification: String) throws {
         let android = "d7Xq:APA91b" + String(repeating: "x", count: 140)
         let body =
             #"{"id":"j","app":"a","target":{"tokens":["\#(android)"]},"notification":\#(notification)}"#
-        let ahead = try PreparedJob.decode(Array(body.utf8)) { "j" }.template
+        var job = try PreparedJob.decode(Array(body.utf8)) { "j" }
+        // Reading a job writes nothing ahead (the API, the producer and `herald publish` only validate).
+        #expect(job.template.fcmParts == nil)
+        job.writeFCMParts()
+        let ahead = job.template
         let atSend = try Self.job(notification).template
-        #expect(ahead.fcmParts != nil)
-        #expect(atSend.fcmParts == nil)
+        // Parts only for one message for every device: not for the job with localizations and a badge counter.
+        #expect((ahead.fcmParts != nil) == !ahead.variesPerDevice)
         for now: Int64 in [0, 1, 1_000, 5_000_000_000] {
             for channel in [nil, "news"] {
-                #expect(
-                    try ahead.fcmTemplate(now: now, channelID: channel)
-                        == (try atSend.fcmTemplate(now: now, channelID: channel)))
-                #expect(
-                    try ahead.fcmTemplate(now: now, channelID: channel)
-                        == (try atSend.fcmMessage(
-                            variant: nil, badge: nil, now: now, channelID: channel, overrides: nil
-                        ).template(checked: true)))
+                let general = try atSend.fcmMessage(
+                    variant: nil, badge: nil, now: now, channelID: channel, overrides: nil
+                ).template(checked: true)
+                #expect(try ahead.fcmTemplate(now: now, channelID: channel) == general)
+                #expect(try atSend.fcmTemplate(now: now, channelID: channel) == general)
             }
         }
     }
 
     /// Nothing is written ahead where it would go unused or be wrong: a job of iOS devices only (it would cost
     /// every iOS job), one that leaves Android out, one with an `fcm` block (merged at the send), one whose push
-    /// type does not reach Android.
-    @Test func aMessageIsWrittenAheadOnlyForAJobThatSendsItToAListedAndroidDevice() throws {
+    /// type does not reach Android, one whose message varies per device.
+    @Test func aMessageIsWrittenAheadOnlyForAJobThatSendsOneMessageToAListedAndroidDevice() throws {
         let android = "d7Xq:APA91b" + String(repeating: "x", count: 140)
         func parts(_ target: String, _ notification: String = #"{"aps":{"alert":"hi"}}"#) throws -> Bool {
             let body = #"{"id":"j","app":"a","target":\#(target),"notification":\#(notification)}"#
-            return try PreparedJob.decode(Array(body.utf8)) { "j" }.template.fcmParts != nil
+            var job = try PreparedJob.decode(Array(body.utf8)) { "j" }
+            job.writeFCMParts()
+            return job.template.fcmParts != nil
         }
         #expect(try parts(#"{"tokens":["\#(android)"]}"#))
         #expect(try parts(#"{"tokens":["\#(String(repeating: "ab", count: 32))","\#(android)"]}"#))
@@ -93,6 +97,23 @@ import Testing
         #expect(try parts(#"{"tokens":["\#(android)"],"platforms":["android"]}"#))
         #expect(try !parts(#"{"tokens":["\#(android)"]}"#, #"{"aps":{"alert":"hi"},"fcm":{"android":{"ttl":"5s"}}}"#))
         #expect(try !parts(#"{"tokens":["\#(android)"]}"#, #"{"push_type":"voip","aps":{}}"#))
+        #expect(try !parts(#"{"tokens":["\#(android)"]}"#, #"{"aps":{"alert":"hi"},"badge_increment":1}"#))
         #expect(try !parts(#"{"all":true}"#))
+    }
+
+    /// An `fcm` block set after the message was written ahead still reaches the device: the parts are not used.
+    @Test func anFCMBlockSetLaterIsMergedNotDropped() throws {
+        let android = "d7Xq:APA91b" + String(repeating: "x", count: 140)
+        let body = #"{"id":"j","app":"a","target":{"tokens":["\#(android)"]},"notification":{"aps":{"alert":"hi"}}}"#
+        var job = try PreparedJob.decode(Array(body.utf8)) { "j" }
+        job.writeFCMParts()
+        var template = job.template
+        #expect(template.fcmParts != nil)
+        let overrides = try FCMMessageOverrides(jobBlock: Array(#"{"android":{"ttl":"5s"}}"#.utf8))
+        template.fcmOverrides = overrides
+        let merged = try template.fcmMessage(variant: nil, badge: nil, now: 0, channelID: nil, overrides: overrides)
+            .template(checked: false)
+        #expect(try template.fcmTemplate(now: 0, channelID: nil) == merged)
+        #expect(try template.fcmTemplate(now: 0, channelID: nil) != (try job.template.fcmTemplate(now: 0, channelID: nil)))
     }
 }

@@ -90,9 +90,12 @@ struct JobConsumer: Sendable {
                     logger: log)
             }
         }
+        var routed = job
+        // A small job's FCM message is written now, while the job is in the caches, and sent within moments.
+        if route == .smallGroup { routed.writeFCMParts() }
         let item = RoutedJob(
-            delivery: delivery, job: job, spec: spec, route: route, publishedAt: Intake.publishedAt(delivery.properties)
-        )
+            delivery: delivery, job: routed, spec: spec, route: route,
+            publishedAt: Intake.publishedAt(delivery.properties))
         if let key = job.liveActivity?.key {
             // Latest wins: while an event of the activity is in hand, a newer one replaces any that waits.
             let log = jobLogger
