@@ -114,6 +114,7 @@ import Testing
         let merged = try template.fcmMessage(variant: nil, badge: nil, now: 0, channelID: nil, overrides: overrides)
             .template(checked: false)
         #expect(try template.fcmTemplate(now: 0, channelID: nil) == merged)
-        #expect(try template.fcmTemplate(now: 0, channelID: nil) != (try job.template.fcmTemplate(now: 0, channelID: nil)))
+        let fromParts = try job.template.fcmTemplate(now: 0, channelID: nil)
+        #expect(try template.fcmTemplate(now: 0, channelID: nil) != fromParts)
     }
 }
