@@ -84,6 +84,7 @@ import Testing
     ) async throws {
         try await ChannelsFixture.run(configure) { fixture in
             let (apps, directory) = try TestAPNs.appsFile(apps: [Self.app], port: fixture.port)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
             var app = try #require(apps.app(Self.app))
             app.liveActivities = LiveActivitySettings(
                 channelsEndpoint: "https://127.0.0.1:\(fixture.port)",

@@ -29,8 +29,12 @@ import Testing
             try await TemporaryDatabase.withMigratedStore { store, database in
                 var configuration = APIConfiguration(
                     amqp: try AMQPConfiguration(url: TestServices.amqpURL), database: database)
+                // The apps file's temporary directory, removed when the test is done.
+                var made: String? = nil
+                defer { if let made { try? FileManager.default.removeItem(atPath: made) } }
                 if appsFile {
                     var (apps, directory) = try TestAPNs.appsFile(apps: [Self.app], port: fixture.port)
+                    made = directory
                     apps.apps[0].liveActivities = LiveActivitySettings(
                         channelsEndpoint: "https://127.0.0.1:\(fixture.port)")
                     configuration.apps = apps

@@ -47,6 +47,7 @@ import Testing
             _ = try await store.importDevices(fixture.devices, app: Self.app)
             let (simulator, port) = try await TestAPNs.startSimulator { $0.deadTokenPrefixes = ["dead"] }
             let (apps, directory) = try TestAPNs.appsFile(apps: [Self.app], port: port)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
 
             let events = EventCollector<JobEvent>()
             var configuration = WorkerConfiguration(

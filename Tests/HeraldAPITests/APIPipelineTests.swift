@@ -37,6 +37,7 @@ import Testing
                 $0.deadTimestamp = deadSince
             }
             let (apps, directory) = try TestAPNs.appsFile(apps: [APIHarness.appA], port: port)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
             let events = EventCollector<JobEvent>()
             var configuration = WorkerConfiguration(
                 amqp: h.configuration.amqp, database: h.configuration.database, apps: apps, appsDirectory: directory
