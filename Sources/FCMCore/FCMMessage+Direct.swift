@@ -1,19 +1,10 @@
-/// The request body of a message with no overrides, written straight into bytes: the same bytes, in the same order
-/// (keys sorted), as the general path that builds a JSON tree first, without its dictionaries. A worker builds one
-/// message per single-device job, and the tree (its hashing and sorting) was most of that job's extra cost.
-extension FCMMessage {
-    /// The template, written directly: only for a message without overrides whose values need no validation.
-    func directTemplate(validateOnly: Bool) -> FCMMessageTemplate {
-        FCMMessageParts(self).write(
-            ttl: android?.ttl, channelID: android?.notification?.channelID, validateOnly: validateOnly)
-    }
-}
-
-/// A message without overrides, written once with two holes: `android.ttl` and `android.notification.channel_id`,
-/// the two fields that differ between sends of one job (its TTL counts down to the job's expiration, the channel is
-/// the app's, which a reload may change). A worker writes the parts when it reads a job that lists an Android device,
-/// while the job's fields are still in its caches; each send splices the two fields in (`template(ttl:channelID:)`).
-/// `FCMMessage.template(checked: false)` is the same writer with the message's own two fields.
+/// A message without overrides, written straight into bytes (the same bytes, keys sorted, as the general path that
+/// builds a JSON tree first, without its dictionaries), once, with two holes: `android.ttl` and
+/// `android.notification.channel_id`, the two fields that differ between sends of one job (its TTL counts down to the
+/// job's expiration, the channel is the app's, which a reload may change). The worker writes the parts at intake for
+/// a small job that lists an Android device, while the job's fields are still in its caches; the send splices the two
+/// fields in (`template(ttl:channelID:)`). `FCMMessage.template(checked: false)` is the same writer with the
+/// message's own two fields.
 public struct FCMMessageParts: Sendable, Hashable {
     /// The `android` object without `ttl` and `channel_id` (`{}` if it has no other member); nil: there is none.
     let android: [UInt8]?

@@ -98,7 +98,7 @@ extension NotificationTemplate {
     private func fcmAndroid(_ android: FCMAndroidConfig?, now: Int64, channelID: String?) -> FCMAndroidConfig? {
         guard var android else { return nil }
         android.ttl = fcmTTL(now: now)
-        if android.notification != nil { android.notification?.channelID = channelID }
+        android.notification?.channelID = channelID
         return android
     }
 }

@@ -35,7 +35,8 @@ import Testing
         let message = Self.messages[index]
         for validateOnly in [false, true] {
             #expect(
-                message.directTemplate(validateOnly: validateOnly) == (try message.template(validateOnly: validateOnly))
+                try message.template(validateOnly: validateOnly, checked: false)
+                    == (try message.template(validateOnly: validateOnly))
             )
         }
     }
