@@ -159,8 +159,8 @@ import Testing
 
             await worker.triggerGracefulShutdown()
             try await running.value
-            try await connection.deleteQueue(configuration.topology.jobs)
-            try await connection.deleteQueue(configuration.topology.parked)
+            // The whole topology the test declared: batches, retry and webhook queues too, not only jobs and parked.
+            try await configuration.topology.delete(on: connection)
             await connection.close()
             try await simulator.stop()
         }

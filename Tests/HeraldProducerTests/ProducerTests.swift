@@ -83,9 +83,8 @@ import Testing
             await worker.triggerGracefulShutdown()
             try await running.value
             let connection = try await AMQPConnection.connect(configuration.amqp, logger: logger)
-            for queue in [topology.jobs, topology.batches, topology.parked] + topology.retryQueues.map(\.name) {
-                try await connection.deleteQueue(queue)
-            }
+            // Every queue and exchange the worker declared (the webhook queues too, which a list kept here missed).
+            try await topology.delete(on: connection)
             await connection.close()
             try await simulator.stop()
         }
