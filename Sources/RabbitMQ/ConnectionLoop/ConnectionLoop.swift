@@ -187,7 +187,13 @@ final class ConnectionLoop {
     private func readFrames() {
         var frame = amqp_frame_t()
         var immediately = timeval(tv_sec: 0, tv_usec: 0)
-        defer { flushDeliveries() }
+        // One clock read for the turn's frames, not one per frame (three per delivery): a frame read here is
+        // inbound traffic for the heartbeat check to within this turn.
+        var received = false
+        defer {
+            if received { lastInbound = .now }
+            flushDeliveries()
+        }
         for _ in 0..<Self.frameBudget {
             guard let connection, !isFinished else { return }
             let status = amqp_simple_wait_frame_noblock(connection, &frame, &immediately)
@@ -196,7 +202,7 @@ final class ConnectionLoop {
                 fail(with: .translate(.status(status), phase: .running))
                 return
             }
-            lastInbound = .now
+            received = true
             handle(frame)
             // Everything needed was copied out; let rabbitmq-c reuse the channel's decoding memory.
             if let connection = self.connection { amqp_maybe_release_buffers_on_channel(connection, frame.channel) }
