@@ -99,16 +99,19 @@ struct BenchAMQPCommand: AsyncParsableCommand {
         }
     }
 
-    /// Consumes and acks `count` messages, one `ack` per delivery as the worker does.
+    /// Consumes and acks `count` messages, one `ack` per delivery, iterating on the connection's executor as the
+    /// worker's consumers do.
     private func consume(_ queue: String, on connection: AMQPConnection) async throws {
-        let consumer = try await connection.consume(queue: queue, prefetch: prefetch)
-        var received = 0
-        for try await delivery in consumer {
-            try await consumer.ack(delivery)
-            received += 1
-            if received == count { break }
+        try await withTaskExecutorPreference(connection.executor) {
+            let consumer = try await connection.consume(queue: queue, prefetch: prefetch)
+            var received = 0
+            for try await delivery in consumer {
+                try await consumer.ack(delivery)
+                received += 1
+                if received == count { break }
+            }
+            try await consumer.cancel()
         }
-        try await consumer.cancel()
     }
 
     /// A phase's rate (messages per second) and this process's CPU per message (µs, user plus system).

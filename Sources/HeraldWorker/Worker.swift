@@ -204,9 +204,12 @@ struct PlannerService: Service {
             shared.state.started()
             defer { shared.state.stopped() }
             do {
+                // The planner's loop runs on the connection's thread: decoding and routing a delivery are short steps,
+                // and every batch of single-device jobs would otherwise wake another thread.
                 try await ConsumerLoop.run(
                     queue: configuration.topology.jobs, prefetch: configuration.prefetch, on: consumer!,
-                    logger: shared.logger, maximumBodySize: configuration.maximumMessageBytes, accept: jobs.accept
+                    logger: shared.logger, maximumBodySize: configuration.maximumMessageBytes,
+                    onConnectionThread: true, accept: jobs.accept
                 )
             } catch {
                 await broadcastClients.shutdown()

@@ -20,7 +20,9 @@ extension AMQPConsumer: DeliveryStream {}
 /// costs no task, and small jobs reach their queue in delivery order, so that a finished group's acks coalesce
 /// into one `multiple` ack.
 ///
-/// `executor`, if given, is where the loop and its tasks run (see `DispatchTaskExecutor`).
+/// `executor`, if given, is where the work runs (see `DispatchTaskExecutor`), and the loop too unless it runs on the
+/// connection's thread: with `onConnectionThread`, the loop and `accept` run there (`AMQPConnectionExecutor`), taking
+/// each turn's deliveries without a wake-up of another thread, and the work goes to `executor` or the global executor.
 enum ConsumerLoop {
     typealias Work = @Sendable () async -> Void
 
@@ -31,28 +33,41 @@ enum ConsumerLoop {
         logger: Logger,
         maximumBodySize: Int = .max,
         executor: (any TaskExecutor)? = nil,
+        onConnectionThread: Bool = false,
         accept: @escaping @Sendable (AMQPDelivery, AMQPConsumer) -> Work?
     ) async throws {
         let consumer = try await connection.consume(queue: queue, prefetch: prefetch, maximumBodySize: maximumBodySize)
         logger.info("consuming", metadata: ["queue": "\(queue)"])
-        try await run(consumer, executor: executor, accept: accept)
+        try await run(
+            consumer, loopExecutor: onConnectionThread ? connection.executor : nil, executor: executor, accept: accept)
         logger.info("consumer stopped", metadata: ["queue": "\(queue)"])
     }
 
     /// Runs `consumer` to its end: on graceful shutdown it is cancelled, and this returns once every piece of work
     /// started for a delivery has finished (the drain).
+    ///
+    /// - Parameters:
+    ///   - loopExecutor: where the loop and `accept` run, if not on `executor`.
+    ///   - executor: where the work runs (and the loop, without `loopExecutor`); nil: the global executor.
     static func run<Consumer: DeliveryStream>(
         _ consumer: Consumer,
+        loopExecutor: (any TaskExecutor)? = nil,
         executor: (any TaskExecutor)? = nil,
         accept: @escaping @Sendable (AMQPDelivery, Consumer) -> Work?
     ) async throws {
+        // Tasks inherit the loop's preference unless given another: with a loop executor of its own, the work is
+        // sent back to `executor` (or the global executor), never left on the loop's.
+        let workExecutor: (any TaskExecutor)? = loopExecutor == nil ? nil : (executor ?? globalConcurrentExecutor)
         try await withGracefulShutdownHandler {
-            // The loop and every task it starts (task groups inherit the preference, unstructured tasks that ask for
-            // it get it too) run on `executor`, if given.
+            // Unstructured tasks that ask for `ExecutorPreference.current` run on `executor` too.
             try await ExecutorPreference.with(executor) {
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await delivery in consumer {
-                        if let work = accept(delivery, consumer) { group.addTask { await work() } }
+                try await withTaskExecutorPreference(loopExecutor) {
+                    try await withThrowingDiscardingTaskGroup { group in
+                        for try await delivery in consumer {
+                            if let work = accept(delivery, consumer) {
+                                group.addTask(executorPreference: workExecutor) { await work() }
+                            }
+                        }
                     }
                 }
             }

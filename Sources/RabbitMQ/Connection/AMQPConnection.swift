@@ -33,6 +33,9 @@ public final class AMQPConnection: Sendable {
     public typealias ConnectHook = @Sendable (AMQPConnection) async throws -> Void
 
     let mailbox: Mailbox
+    /// Runs tasks that prefer it on the connection's thread (``AMQPConnectionExecutor``): iterate a consumer there
+    /// to take its deliveries without a hop to another thread per batch.
+    public let executor: AMQPConnectionExecutor
     let logger: Logger
     let status = ConnectionStatus()
     private let onConnect: ConnectHook?
@@ -42,6 +45,7 @@ public final class AMQPConnection: Sendable {
     private init(configuration: AMQPConfiguration, mailbox: Mailbox, logger: Logger, onConnect: ConnectHook?) {
         self.configuration = configuration
         self.mailbox = mailbox
+        self.executor = AMQPConnectionExecutor(mailbox: mailbox)
         self.logger = logger
         self.onConnect = onConnect
     }
@@ -67,7 +71,8 @@ public final class AMQPConnection: Sendable {
         let result: Result<Void, AMQPError> = await withUnsafeContinuation { continuation in
             do throws(AMQPError) {
                 try ConnectionLoop.start(
-                    configuration: configuration, mailbox: mailbox, status: connection.status, logger: logger,
+                    configuration: configuration, mailbox: mailbox, executor: connection.executor,
+                    status: connection.status, logger: logger,
                     reconnected: { [weak connection] generation in connection?.runHook(afterReconnect: generation) },
                     connected: continuation)
             } catch {

@@ -60,6 +60,9 @@ final class ConnectionLoop {
     var held: [Command] = []
 
     private var batch: [Command] = []
+    private var jobs: [UnownedJob] = []
+    /// The executor whose jobs `runJobs()` runs.
+    let executor: AMQPConnectionExecutor
     /// The socket (fd -1 while there is none) and the mailbox's eventfd.
     var pollDescriptors: [pollfd] = []
     private var lastInbound = ContinuousClock.now
@@ -68,12 +71,14 @@ final class ConnectionLoop {
     init(
         configuration: AMQPConfiguration,
         mailbox: Mailbox,
+        executor: AMQPConnectionExecutor,
         status: ConnectionStatus,
         logger: Logger,
         reconnected: @escaping @Sendable (UInt64) -> Void
     ) {
         self.configuration = configuration
         self.mailbox = mailbox
+        self.executor = executor
         self.status = status
         self.reconnected = reconnected
         self.logger = logger
@@ -89,6 +94,7 @@ final class ConnectionLoop {
     static func start(
         configuration: AMQPConfiguration,
         mailbox: Mailbox,
+        executor: AMQPConnectionExecutor,
         status: ConnectionStatus,
         logger: Logger,
         reconnected: @escaping @Sendable (UInt64) -> Void,
@@ -96,12 +102,13 @@ final class ConnectionLoop {
     ) throws(AMQPError) {
         try ConnectionThread.start(name: "herald-amqp") {
             let loop = ConnectionLoop(
-                configuration: configuration, mailbox: mailbox, status: status, logger: logger,
+                configuration: configuration, mailbox: mailbox, executor: executor, status: status, logger: logger,
                 reconnected: reconnected)
             switch loop.open() {
             case .failure(let error):
                 status.update(.closed)
                 for command in mailbox.close(with: error) { command.fail(with: error) }
+                for job in mailbox.endJobs() { executor.runElsewhere(job) }
                 connected.resume(returning: .failure(error))
             case .success:
                 connected.resume(returning: .success(()))
@@ -115,8 +122,10 @@ final class ConnectionLoop {
             pollfd(fd: -1, events: Int16(POLLIN), revents: 0),
             pollfd(fd: mailbox.wakeDescriptor, events: Int16(POLLIN), revents: 0),
         ]
+        mailbox.adoptCurrentThread()
         connectionOpened()
         while !isFinished {
+            runJobs()
             mailbox.takeAll(into: &batch)
             corked(batch.count > 1) {
                 for command in batch { handle(command) }
@@ -132,7 +141,21 @@ final class ConnectionLoop {
                 checkTimers()
             }
         }
+        // Tasks that prefer the connection's executor and were resumed as it ended (consumers told the end,
+        // `close()` answered) go on elsewhere, and so does whatever such a task does from now on.
+        for job in mailbox.endJobs() { executor.runElsewhere(job) }
         logger.debug("AMQP connection thread finished")
+    }
+
+    /// Runs the jobs of tasks that prefer the connection's executor (``AMQPConnectionExecutor``): a consumer that
+    /// iterates there takes the deliveries of the last turn here, on this thread, instead of on another thread woken
+    /// for them. What they queue (acks, say) is taken right after, in this turn.
+    private func runJobs() {
+        mailbox.takeJobs(into: &jobs)
+        guard !jobs.isEmpty else { return }
+        let unowned = executor.asUnownedTaskExecutor()
+        for job in jobs { job.runSynchronously(on: unowned) }
+        jobs.removeAll(keepingCapacity: true)
     }
 
     /// Starts watching a freshly opened connection's socket.
@@ -146,7 +169,8 @@ final class ConnectionLoop {
     /// Waits on the mailbox alone, so that `close()` and new commands are handled during the backoff.
     func waitForMailbox(milliseconds: Int32) {
         var descriptor = pollfd(fd: mailbox.wakeDescriptor, events: Int16(POLLIN), revents: 0)
-        if poll(&descriptor, 1, max(0, milliseconds)) > 0 { mailbox.acknowledgeWakeUp() }
+        let timeout = mailbox.hasWork ? 0 : max(0, milliseconds)
+        if poll(&descriptor, 1, timeout) > 0 { mailbox.acknowledgeWakeUp() }
     }
 
     var isFinished: Bool {
@@ -161,7 +185,8 @@ final class ConnectionLoop {
     private func waitAndRead() {
         guard let connection else { return }
         let buffered = amqp_data_in_buffer(connection) != 0 || amqp_frames_enqueued(connection) != 0
-        let timeout = buffered ? 0 : pollTimeoutMilliseconds()
+        // Jobs or commands this thread queued itself came without a wake-up: no sleep while they wait.
+        let timeout = buffered || mailbox.hasWork ? 0 : pollTimeoutMilliseconds()
         let ready = pollDescriptors.withUnsafeMutableBufferPointer { descriptors in
             descriptors[0].revents = 0
             descriptors[1].revents = 0

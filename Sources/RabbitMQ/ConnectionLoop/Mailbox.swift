@@ -16,7 +16,16 @@ final class Mailbox: Sendable {
         /// Commands queued without a wake-up since the thread last drained.
         var unannounced = 0
         var terminal: AMQPError?
+        /// Jobs of tasks that prefer the connection's executor (`AMQPConnectionExecutor`), run by the thread at the
+        /// start of its next turn.
+        var jobs: [UnownedJob] = []
+        /// The thread has ended: jobs go to Dispatch instead.
+        var jobsEnded = false
     }
+
+    /// The connection thread (`pthread_self()`), 0 until it starts: what it queues needs no wake-up, since it takes
+    /// the queues before it next waits.
+    private let owner = Atomic<UInt>(0)
 
     /// How many commands submitted without a wake-up may wait before one wakes the thread anyway.
     static let unannouncedLimit = 64
@@ -51,9 +60,12 @@ final class Mailbox: Sendable {
     /// `unannouncedWait` while deliveries are out. A wake-up per ack (a write to the eventfd, a turn of the
     /// thread) was most of what acking cost.
     func submit(contentsOf commands: some Collection<Command>, announce: Bool = true) -> AMQPError? {
+        let onThread = isOwnerThread
         let (wake, error): (Bool, AMQPError?) = state.withLock { state in
             if let terminal = state.terminal { return (false, terminal) }
             state.commands.append(contentsOf: commands)
+            // A job on the thread (a consumer acking as it iterates): the thread takes the commands right after.
+            if onThread { return (false, nil) }
             if state.wakePending { return (false, nil) }
             if !announce {
                 state.unannounced += commands.count
@@ -67,6 +79,53 @@ final class Mailbox: Sendable {
             _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
         }
         return error
+    }
+
+    /// Marks the calling thread as the connection thread.
+    func adoptCurrentThread() {
+        owner.store(UInt(pthread_self()), ordering: .releasing)
+    }
+
+    private var isOwnerThread: Bool {
+        owner.load(ordering: .acquiring) == UInt(pthread_self())
+    }
+
+    /// Queues a job for the thread, waking it unless it queued the job itself. Returns false once the thread has
+    /// ended: the caller runs the job elsewhere.
+    func enqueue(_ job: UnownedJob) -> Bool {
+        let onThread = isOwnerThread
+        let (accepted, wake): (Bool, Bool) = state.withLock { state in
+            if state.jobsEnded { return (false, false) }
+            state.jobs.append(job)
+            if onThread || state.wakePending { return (true, false) }
+            state.wakePending = true
+            return (true, true)
+        }
+        if wake {
+            var one: UInt64 = 1
+            _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
+        }
+        return accepted
+    }
+
+    /// Whether jobs or commands are waiting: the thread does not sleep while they do (what it queued itself came
+    /// without a wake-up).
+    var hasWork: Bool {
+        state.withLock { !$0.jobs.isEmpty || !$0.commands.isEmpty }
+    }
+
+    /// Swaps the queued jobs into `jobs` (which must be empty).
+    func takeJobs(into jobs: inout [UnownedJob]) {
+        state.withLock { swap(&$0.jobs, &jobs) }
+    }
+
+    /// The thread ends: returns the jobs still queued; later ones are refused (`enqueue` returns false).
+    func endJobs() -> [UnownedJob] {
+        state.withLock { state in
+            state.jobsEnded = true
+            defer { state.jobs = [] }
+            return state.jobs
+        }
     }
 
     /// Swaps the queued commands into `batch` (which must be empty, and keeps its capacity for next time).
