@@ -1,4 +1,5 @@
 import HeraldTestSupport
+import NIOPosix
 import RabbitMQ
 import ServiceLifecycleTestKit
 import Testing
@@ -82,5 +83,35 @@ import Testing
             #expect(finished < returned)
         }
         #expect(!seen.contains(.started(0)))
+    }
+
+    /// With a loop executor of its own (the AMQP connection's thread in the worker), `accept` runs there and the work
+    /// it returns goes to the event loops: a child task would otherwise inherit the loop's executor.
+    @Test func withALoopExecutorTheLoopRunsThereAndTheWorkOnTheEventLoops() async throws {
+        enum Place: Sendable, Equatable {
+            case accepted(UInt64, onEventLoop: Bool)
+            case worked(UInt64, onEventLoop: Bool)
+        }
+        let places = EventCollector<Place>()
+        let consumer = FakeConsumer {}
+        let loop = Task {
+            try await ConsumerLoop.run(consumer, loopExecutor: DispatchTaskExecutor()) { delivery, _ in
+                let tag = delivery.deliveryTag
+                places.record(.accepted(tag, onEventLoop: MultiThreadedEventLoopGroup.currentEventLoop != nil))
+                return {
+                    await Task.yield()  // and after a suspension too
+                    places.record(.worked(tag, onEventLoop: MultiThreadedEventLoopGroup.currentEventLoop != nil))
+                }
+            }
+        }
+        for tag: UInt64 in 1...3 { consumer.send(tag) }
+        _ = await places.wait { $0.count == 6 }
+        try await consumer.cancel()
+        try await loop.value
+        let seen = places.events
+        for tag: UInt64 in 1...3 {
+            #expect(seen.contains(.accepted(tag, onEventLoop: false)))
+            #expect(seen.contains(.worked(tag, onEventLoop: true)))
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 
@@ -44,5 +45,43 @@ import Testing
             return nil
         }
         #expect(tags == [100, 101])
+    }
+
+    /// What the connection thread queues itself (a consumer iterating on its executor acks there, a task it resumed
+    /// is queued there) wakes nothing: the thread takes it before it next waits, and `hasWork` keeps it from
+    /// sleeping meanwhile. The same from another thread wakes it. Synchronous, so that the test stays on the thread
+    /// it adopted.
+    @Test func whatTheThreadQueuesItselfWakesNothingAndIsWorkUntilTaken() {
+        let mailbox = try! Mailbox()
+        mailbox.adoptCurrentThread()
+        #expect(!mailbox.hasWork)
+        #expect(mailbox.submit(ack(1)) == nil)
+        #expect(!isAwake(mailbox))
+        #expect(mailbox.hasWork)
+        var batch: [Command] = []
+        mailbox.takeAll(into: &batch)
+        #expect(batch.count == 1)
+        #expect(!mailbox.hasWork)
+
+        // From another thread (a new one: never the adopted thread, which waits for it): an announced command wakes
+        // the thread; a plain ack without announcing is not work that keeps it awake (it waits for the next turn).
+        func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                body()
+                done.signal()
+            }.start()
+            done.wait()
+        }
+        let announced = ack(2)
+        onAnotherThread { _ = mailbox.submit(announced) }
+        #expect(isAwake(mailbox))
+        mailbox.acknowledgeWakeUp()
+        batch.removeAll()
+        mailbox.takeAll(into: &batch)
+        let plain = ack(3)
+        onAnotherThread { _ = mailbox.submit(plain, announce: false) }
+        #expect(!isAwake(mailbox))
+        #expect(!mailbox.hasWork)
     }
 }

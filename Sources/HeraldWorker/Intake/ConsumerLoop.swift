@@ -22,7 +22,8 @@ extension AMQPConsumer: DeliveryStream {}
 ///
 /// `executor`, if given, is where the work runs (see `DispatchTaskExecutor`), and the loop too unless it runs on the
 /// connection's thread: with `onConnectionThread`, the loop and `accept` run there (`AMQPConnectionExecutor`), taking
-/// each turn's deliveries without a wake-up of another thread, and the work goes to `executor` or the global executor.
+/// each turn's deliveries without a wake-up of another thread, and the work goes to `executor` or the event loops
+/// (`EventLoopTaskExecutor`).
 enum ConsumerLoop {
     typealias Work = @Sendable () async -> Void
 
@@ -48,16 +49,19 @@ enum ConsumerLoop {
     ///
     /// - Parameters:
     ///   - loopExecutor: where the loop and `accept` run, if not on `executor`.
-    ///   - executor: where the work runs (and the loop, without `loopExecutor`); nil: the global executor.
+    ///   - executor: where the work runs (and the loop, without `loopExecutor`); nil: the global executor, or the
+    ///     event loops with a `loopExecutor`.
     static func run<Consumer: DeliveryStream>(
         _ consumer: Consumer,
         loopExecutor: (any TaskExecutor)? = nil,
         executor: (any TaskExecutor)? = nil,
         accept: @escaping @Sendable (AMQPDelivery, Consumer) -> Work?
     ) async throws {
-        // Tasks inherit the loop's preference unless given another: with a loop executor of its own, the work is
-        // sent back to `executor` (or the global executor), never left on the loop's.
-        let workExecutor: (any TaskExecutor)? = loopExecutor == nil ? nil : (executor ?? globalConcurrentExecutor)
+        // Tasks inherit the loop's preference unless given another: with a loop executor of its own, the work goes
+        // to `executor` or the event loops, never left on the loop's. (Not `globalConcurrentExecutor`: on Linux that
+        // is Dispatch's pool, which the global executor hook that puts tasks on the event loops does not reach.)
+        let workExecutor: (any TaskExecutor)? =
+            loopExecutor == nil ? nil : (executor ?? EventLoopTaskExecutor.shared)
         try await withGracefulShutdownHandler {
             // Unstructured tasks that ask for `ExecutorPreference.current` run on `executor` too.
             try await ExecutorPreference.with(executor) {

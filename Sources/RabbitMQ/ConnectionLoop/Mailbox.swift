@@ -21,6 +21,8 @@ final class Mailbox: Sendable {
         var jobs: [UnownedJob] = []
         /// The thread has ended: jobs go to Dispatch instead.
         var jobsEnded = false
+        /// The thread queued commands itself (without a wake-up) since it last drained.
+        var ownerQueued = false
     }
 
     /// The connection thread (`pthread_self()`), 0 until it starts: what it queues needs no wake-up, since it takes
@@ -64,8 +66,12 @@ final class Mailbox: Sendable {
         let (wake, error): (Bool, AMQPError?) = state.withLock { state in
             if let terminal = state.terminal { return (false, terminal) }
             state.commands.append(contentsOf: commands)
-            // A job on the thread (a consumer acking as it iterates): the thread takes the commands right after.
-            if onThread { return (false, nil) }
+            // The thread itself (a consumer acking as it iterates there): it takes the commands before it next
+            // waits (`hasWork`).
+            if onThread {
+                state.ownerQueued = true
+                return (false, nil)
+            }
             if state.wakePending { return (false, nil) }
             if !announce {
                 state.unannounced += commands.count
@@ -108,10 +114,10 @@ final class Mailbox: Sendable {
         return accepted
     }
 
-    /// Whether jobs or commands are waiting: the thread does not sleep while they do (what it queued itself came
-    /// without a wake-up).
+    /// Whether jobs, or commands the thread queued itself, are waiting: they came without a wake-up, so the thread
+    /// does not sleep while they do. (Plain acks from other threads keep waiting for the thread's next turn.)
     var hasWork: Bool {
-        state.withLock { !$0.jobs.isEmpty || !$0.commands.isEmpty }
+        state.withLock { !$0.jobs.isEmpty || $0.ownerQueued }
     }
 
     /// Swaps the queued jobs into `jobs` (which must be empty).
@@ -134,6 +140,7 @@ final class Mailbox: Sendable {
             swap(&state.commands, &batch)
             state.wakePending = false
             state.unannounced = 0
+            state.ownerQueued = false
         }
     }
 
