@@ -12,14 +12,17 @@ struct HangUpService: Service {
     func run() async throws {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         logger.debug("SIGHUP trapped")
-        for await _ in signals.cancelOnGracefulShutdown() {
-            logger.notice(
-                "SIGHUP received and ignored",
-                metadata: [
-                    "reason": .string(
-                        "herald api reads its apps file at start-up only (restart it to apply a change); keys are "
-                            + "read from PostgreSQL on each request")
-                ])
+        // Not `signals.cancelOnGracefulShutdown()` (swift-async-algorithms' `merge`): see `AppsReloadService`.
+        await cancelWhenGracefulShutdown { [logger] in
+            for await _ in signals {
+                logger.notice(
+                    "SIGHUP received and ignored",
+                    metadata: [
+                        "reason": .string(
+                            "herald api reads its apps file at start-up only (restart it to apply a change); keys are "
+                                + "read from PostgreSQL on each request")
+                    ])
+            }
         }
     }
 }

@@ -51,8 +51,11 @@ struct AppsReloadService: Service {
 
     func run() async throws {
         let signals = await UnixSignalsSequence(trapping: .sighup)
-        for await _ in signals.cancelOnGracefulShutdown() {
-            try? reloader.reload()
+        // Not `signals.cancelOnGracefulShutdown()`: that is swift-async-algorithms' `merge`, whose `next()` holds a
+        // lock across `withUnsafeThrowingContinuation`, which Swift 6.3 may re-enqueue before running its closure
+        // (swift-async-algorithms issue 430). A worker stopping while that happened hung on its own lock.
+        await cancelWhenGracefulShutdown {
+            for await _ in signals { try? reloader.reload() }
         }
     }
 }
