@@ -18,11 +18,7 @@ import Testing
         _ = try await connection.declareQueue(queue, durable: false)
         // More than the prefetch, and not a whole number of the consumer's ack batches.
         let count = 2990
-        for start in stride(from: 0, to: count, by: 500) {
-            try await connection.publish(
-                contentsOf: (start..<min(count, start + 500)).map { ([UInt8(truncatingIfNeeded: $0)], AMQPProperties()) },
-                routingKey: queue)
-        }
+        try await connection.publishNumbered(count, to: queue)
         let (bodies, threads) = try await withTaskExecutorPreference(connection.executor) {
             let consumer = try await connection.consume(queue: queue, prefetch: 1000)
             var bodies: [UInt8] = []

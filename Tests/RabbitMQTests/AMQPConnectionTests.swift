@@ -211,13 +211,7 @@ import Testing
         _ = try await connection.declareQueue(queue, durable: false)
         // Not a whole number of the consumer's ack batch (250): the last acks wait for the hold limit.
         let count = 2990
-        for start in stride(from: 0, to: count, by: 500) {
-            try await connection.publish(
-                contentsOf: (start..<min(count, start + 500)).map {
-                    ([UInt8(truncatingIfNeeded: $0)], AMQPProperties())
-                },
-                routingKey: queue)
-        }
+        try await connection.publishNumbered(count, to: queue)
         let consumer = try await connection.consume(queue: queue, prefetch: 1000)
         for _ in 0..<count { try await consumer.ack(try await consumer.nextDelivery()) }
         // Asked until the broker says so (each answer takes rabbitmqctl's start-up, about a second); the suite's

@@ -123,6 +123,17 @@ func withTimeout<T: Sendable>(
 }
 
 extension AMQPConnection {
+    /// Publishes `count` messages to `queue`, message `n`'s body the one byte `n` (truncated), in batches of 500.
+    func publishNumbered(_ count: Int, to queue: String) async throws {
+        for start in stride(from: 0, to: count, by: 500) {
+            try await publish(
+                contentsOf: (start..<min(count, start + 500)).map {
+                    ([UInt8(truncatingIfNeeded: $0)], AMQPProperties())
+                },
+                routingKey: queue)
+        }
+    }
+
     /// Waits until `queue` has ready messages (a closed channel's unacknowledged ones come back all at once) and
     /// returns how many; fails after 15 s.
     func waitForReadyMessages(in queue: String) async throws -> UInt32 {
