@@ -23,6 +23,13 @@ final class Mailbox: Sendable {
         var jobsEnded = false
         /// The thread queued commands itself (without a wake-up) since it last drained.
         var ownerQueued = false
+
+        /// Whether the caller is to write the eventfd: only the first since the thread last drained.
+        mutating func claimWakeUp() -> Bool {
+            if wakePending { return false }
+            wakePending = true
+            return true
+        }
     }
 
     /// The connection thread (`pthread_self()`), 0 until it starts: what it queues needs no wake-up, since it takes
@@ -77,14 +84,16 @@ final class Mailbox: Sendable {
                 state.unannounced += commands.count
                 if state.unannounced < Self.unannouncedLimit { return (false, nil) }
             }
-            state.wakePending = true
-            return (true, nil)
+            return (state.claimWakeUp(), nil)
         }
-        if wake {
-            var one: UInt64 = 1
-            _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
-        }
+        if wake { signalWakeUp() }
         return error
+    }
+
+    /// Writes the eventfd, once `State.claimWakeUp()` said this caller is the one to.
+    private func signalWakeUp() {
+        var one: UInt64 = 1
+        _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
     }
 
     /// Marks the calling thread as the connection thread.
@@ -103,14 +112,9 @@ final class Mailbox: Sendable {
         let (accepted, wake): (Bool, Bool) = state.withLock { state in
             if state.jobsEnded { return (false, false) }
             state.jobs.append(job)
-            if onThread || state.wakePending { return (true, false) }
-            state.wakePending = true
-            return (true, true)
+            return (true, !onThread && state.claimWakeUp())
         }
-        if wake {
-            var one: UInt64 = 1
-            _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
-        }
+        if wake { signalWakeUp() }
         return accepted
     }
 
