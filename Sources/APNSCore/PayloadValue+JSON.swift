@@ -1,3 +1,5 @@
+import Foundation
+
 /// Strict JSON (RFC 8259) reading into, and writing from, `PayloadValue`.
 ///
 /// The worker reads every job message and writes every payload; through `JSONDecoder`/`JSONEncoder` and Codable
@@ -226,6 +228,18 @@ private struct JSONReader {
     }
 
     /// Reads a string; `index` is at its opening quote.
+    /// The bytes as a string if they are well-formed UTF-8, else nil. Decoded on the standard library's fast path,
+    /// which repairs ill-formed input, and compared with the input: a repair changes the bytes. About twice as fast
+    /// as `String(validating:as:)`, which every string of every job went through.
+    static func validUTF8(_ raw: UnsafeBufferPointer<UInt8>) -> String? {
+        var string = String(decoding: raw, as: UTF8.self)
+        let unchanged = string.withUTF8 { decoded in
+            decoded.count == raw.count
+                && (raw.isEmpty || memcmp(decoded.baseAddress!, raw.baseAddress!, raw.count) == 0)
+        }
+        return unchanged ? string : nil
+    }
+
     private mutating func readString() throws(PayloadValue.JSONError) -> String {
         index += 1
         let start = index
@@ -234,7 +248,7 @@ private struct JSONReader {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                guard let string = String(validating: raw, as: UTF8.self) else {
+                guard let string = Self.validUTF8(raw) else {
                     throw error("invalid UTF-8 in a string")
                 }
                 index += 1
@@ -249,7 +263,7 @@ private struct JSONReader {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
-                guard let string = String(validating: decoded, as: UTF8.self) else {
+                guard let string = decoded.withUnsafeBufferPointer(Self.validUTF8) else {
                     throw error("invalid UTF-8 in a string")
                 }
                 index += 1

@@ -49,6 +49,33 @@ import Testing
         #expect((try? Self.parse(String(repeating: "[", count: 500) + String(repeating: "]", count: 500))) != nil)
     }
 
+    /// A string's bytes are accepted exactly when the standard library's validating initializer accepts them: the
+    /// reader decodes on the fast, repairing path and compares, so a repair of the same length (a three-byte
+    /// truncated sequence becomes one three-byte U+FFFD) must still be refused. Known cases, then random bytes.
+    @Test func acceptsAStringExactlyWhenItsBytesAreWellFormedUTF8() {
+        func agrees(_ bytes: [UInt8]) -> Bool {
+            let json = [UInt8(ascii: "\"")] + bytes + [UInt8(ascii: "\"")]
+            let read = try? PayloadValue(json: json)
+            guard let expected = String(validating: bytes, as: UTF8.self) else { return read == nil }
+            return read == .string(expected)
+        }
+        let known: [[UInt8]] = [
+            [], Array("plain".utf8), Array("é😀\u{FFFD}".utf8), [0xEF, 0xBF, 0xBD],
+            [0xF0, 0x9F, 0x98, 0x41], [0xE2, 0x82, 0x41], [0xC3, 0x28], [0xC0, 0x80], [0xED, 0xA0, 0x80],
+            [0xF4, 0x90, 0x80, 0x80], [0xFF], [0x41, 0xF0, 0x9F, 0x98], [0x80, 0x80, 0x80],
+        ]
+        for bytes in known { #expect(agrees(bytes), "\(bytes)") }
+        var generator = SystemRandomNumberGenerator()
+        // Bytes a string may hold unescaped (no quote, backslash or control character), mostly above 0x7F.
+        let alphabet: [UInt8] = [0x41, 0x7E] + Array(0x80...0xFF)
+        for _ in 0..<20_000 {
+            let bytes = (0..<Int.random(in: 1...6, using: &generator)).map { _ in
+                alphabet.randomElement(using: &generator)!
+            }
+            #expect(agrees(bytes), "\(bytes)")
+        }
+    }
+
     @Test func writesCompactSortedJSONWithoutEscapingSlashes() throws {
         let value: PayloadValue = [
             "z": 1, "a": ["b": "x/y", "a": [true, nil, 2.5, 2.0]], "q": "\"quote\" \\ \n\t\u{01}é",
