@@ -6,23 +6,50 @@
 /// fields in (`template(ttl:channelID:)`). `FCMMessage.template(checked: false)` is the same writer with the
 /// message's own two fields.
 public struct FCMMessageParts: Sendable, Hashable {
-    /// The `android` object without `ttl` and `channel_id` (`{}` if it has no other member); nil: there is none.
-    let android: [UInt8]?
-    /// Where in `android` the `channel_id` member goes (nil: there is no notification to carry it), and the `ttl`.
+    /// The `android` object without `ttl` and `channel_id` (`{}` if it has no other member), then `,"data":{…}` and
+    /// `,"notification":{…}` as present, then the message's closing brace: one buffer, one allocation.
+    let bytes: [UInt8]
+    /// Where the `android` object ends in `bytes` (0: there is none).
+    let androidEnd: Int
+    /// Where in `bytes` the `channel_id` member goes (nil: there is no notification to carry it), and the `ttl`.
     let channelAt: Int?
     let ttlAt: Int
-    /// `,"data":{…}` and `,"notification":{…}` as present, then the message's closing brace.
-    let rest: [UInt8]
     /// The bytes of `data` and `notification` counted against `FCMMessage.maximumPayloadSize`.
     public let payloadSize: Int
 
     /// The parts of `message`, its `android.ttl` and notification channel left out. Its overrides are not carried: a
     /// message with overrides goes through `FCMMessage.template(validateOnly:checked:)`, which merges them.
     public init(_ message: FCMMessage) {
-        if let android = message.android {
-            var out: [UInt8] = []
-            out.reserveCapacity(96)
-            var channelAt: Int? = nil
+        var data: [(key: String, value: String)] = []
+        data.reserveCapacity(message.data.values.count)
+        for (key, value) in message.data.values { data.append((key, value)) }
+        self.init(
+            android: message.android.map { ($0.collapseKey, $0.priority, $0.notification) },
+            notification: message.notification, data: &data)
+    }
+
+    /// The parts of the message `FCMMessage(notification: notification, data: data, android:
+    /// FCMAndroidConfig(collapseKey: collapseKey, priority: priority, notification: androidNotification))`, written
+    /// without building it: no dictionary of the data and no message value on the way (a job's neutral parts, which
+    /// the worker writes at intake for every small job that lists an Android device).
+    ///
+    /// - Parameter data: the entries of `message.data`, keys distinct, in any order (sorted here).
+    public init(
+        collapseKey: String?, priority: FCMAndroidConfig.Priority?, androidNotification: FCMAndroidNotification?,
+        notification: FCMNotification?, data: inout [(key: String, value: String)]
+    ) {
+        self.init(android: (collapseKey, priority, androidNotification), notification: notification, data: &data)
+    }
+
+    private init(
+        android: (collapseKey: String?, priority: FCMAndroidConfig.Priority?, notification: FCMAndroidNotification?)?,
+        notification: FCMNotification?, data: inout [(key: String, value: String)]
+    ) {
+        var out: [UInt8] = []
+        out.reserveCapacity(384)
+        var channelAt: Int? = nil
+        var ttlAt = 0  // not read without an android object: there is nowhere to splice a TTL
+        if let android {
             var fields = DirectObject()
             fields.string("collapse_key", android.collapseKey, &out)
             if let notification = android.notification {
@@ -52,22 +79,17 @@ public struct FCMMessageParts: Sendable, Hashable {
             fields.string("priority", android.priority?.rawValue, &out)
             // "ttl" sorts last; `write` splices it in.
             fields.mark(&out)
-            self.ttlAt = out.count
+            ttlAt = out.count
             fields.close(&out)
-            self.android = out
-            self.channelAt = channelAt
-        } else {
-            self.android = nil
-            self.channelAt = nil
-            self.ttlAt = 0  // not read: without an android object there is nowhere to splice a TTL
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(256)
+        self.androidEnd = out.count
+        self.channelAt = channelAt
+        self.ttlAt = ttlAt
         var dataSize = 0
-        if !message.data.values.isEmpty {
+        if !data.isEmpty {
             out.append(contentsOf: #","data":{"#.utf8)
-            let entries = message.data.values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            for (index, entry) in entries.enumerated() {
+            data.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            for (index, entry) in data.enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
                 JSON.writeString(entry.key, to: &out)
                 out.append(UInt8(ascii: ":"))
@@ -77,9 +99,7 @@ public struct FCMMessageParts: Sendable, Hashable {
             out.append(UInt8(ascii: "}"))
         }
         var shown = 0
-        if let notification = message.notification,
-            notification.title != nil || notification.body != nil || notification.image != nil
-        {
+        if let notification, notification.title != nil || notification.body != nil || notification.image != nil {
             out.append(contentsOf: #","notification":"#.utf8)
             var fields = DirectObject()
             fields.string("body", notification.body, &out)
@@ -91,7 +111,7 @@ public struct FCMMessageParts: Sendable, Hashable {
             if let title = notification.title { shown += 5 + title.utf8.count }
         }
         out.append(UInt8(ascii: "}"))
-        self.rest = out
+        self.bytes = out
         self.payloadSize = dataSize + shown
     }
 
@@ -109,32 +129,32 @@ public struct FCMMessageParts: Sendable, Hashable {
     /// The template's suffix in one buffer: `,"android":{…}` if it has a member, the rest, `validate_only`.
     func write(ttl: Int64?, channelID: String?, validateOnly: Bool) -> FCMMessageTemplate {
         var out: [UInt8] = []
-        out.reserveCapacity((android?.count ?? 0) + rest.count + 96)
+        out.reserveCapacity(bytes.count + 96)
         // An object with no member (`{}`, so no notification either) and no TTL is left out, as the general path
         // leaves it.
-        if let android, android.count > 2 || ttl != nil {
+        var from = androidEnd
+        if androidEnd > 2 || (androidEnd > 0 && ttl != nil) {
             out.append(contentsOf: #","android":"#.utf8)
-            var from = 0
+            from = 0
             if let channelAt, let channelID {
-                out.append(contentsOf: android[from..<channelAt])
-                Self.splice(android, at: channelAt, &out) { out in
+                out.append(contentsOf: bytes[from..<channelAt])
+                Self.splice(bytes, at: channelAt, &out) { out in
                     out.append(contentsOf: #""channel_id":"#.utf8)
                     JSON.writeString(channelID, to: &out)
                 }
                 from = channelAt
             }
             if let ttl {
-                out.append(contentsOf: android[from..<ttlAt])
-                Self.splice(android, at: ttlAt, &out) { out in
+                out.append(contentsOf: bytes[from..<ttlAt])
+                Self.splice(bytes, at: ttlAt, &out) { out in
                     out.append(contentsOf: #""ttl":""#.utf8)
                     out.append(contentsOf: String(ttl).utf8)
                     out.append(contentsOf: #"s""#.utf8)
                 }
                 from = ttlAt
             }
-            out.append(contentsOf: android[from...])
         }
-        out.append(contentsOf: rest)
+        out.append(contentsOf: bytes[from...])
         if validateOnly { out.append(contentsOf: #","validate_only":true"#.utf8) }
         out.append(UInt8(ascii: "}"))
         return FCMMessageTemplate(suffix: out, validateOnly: validateOnly, payloadSize: payloadSize)

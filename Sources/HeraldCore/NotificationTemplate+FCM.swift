@@ -38,27 +38,52 @@ extension NotificationTemplate {
     }
 
     /// Writes `fcmParts`, when the message can be written ahead: no `fcm` block to merge, a push type that reaches
-    /// Android, one message for every device (no localizations, no badge counter).
+    /// Android, one message for every device (no localizations, no badge counter). Written from the neutral fields
+    /// straight into bytes, without the `FCMMessage` the general path builds (the same bytes, tested).
     mutating func writeFCMParts() {
         guard reachesAndroid, fcmOverrides == nil, !variesPerDevice else { return }
-        fcmParts = FCMMessageParts(fcmContent(variant: nil, badge: nil, overrides: nil))
+        var fields = fcmFields(variant: nil, badge: nil)
+        fcmParts = FCMMessageParts(
+            collapseKey: collapseID, priority: fcmPriority, androidNotification: fields.androidNotification,
+            notification: fields.notification, data: &fields.data)
     }
 
     /// The message without what depends on the send: `android.ttl` and the notification channel.
     private func fcmContent(variant: String?, badge: Int?, overrides: FCMMessageOverrides?) -> FCMMessage {
-        var data = [String: String](minimumCapacity: custom.count)
+        let fields = fcmFields(variant: variant, badge: badge)
+        var data = [String: String](minimumCapacity: fields.data.count)
+        for (key, value) in fields.data { data[key] = value }
+        return FCMMessage(
+            notification: fields.notification, data: FCMData(data),
+            android: FCMAndroidConfig(
+                collapseKey: collapseID, priority: fcmPriority, notification: fields.androidNotification),
+            overrides: overrides)
+    }
+
+    /// Priority 10 (or none) → HIGH, 5 and 1 → NORMAL.
+    private var fcmPriority: FCMAndroidConfig.Priority {
+        priority == nil || priority == .immediate ? .high : .normal
+    }
+
+    /// The neutral parts as FCM's fields: the shown notification and the Android one (an alert's; a background
+    /// push is data only), and the custom data with every value a string.
+    private func fcmFields(variant: String?, badge: Int?) -> (
+        notification: FCMNotification?, androidNotification: FCMAndroidNotification?,
+        data: [(key: String, value: String)]
+    ) {
+        var data: [(key: String, value: String)] = []
+        data.reserveCapacity(custom.count)
         for (key, value) in custom {
-            if case .string(let text) = value {
-                data[key] = text
-            } else {
-                data[key] = (try? value.jsonBytes()).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            switch value {
+            case .string(let text): data.append((key, text))
+            // The compact JSON text of the common scalars, without encoding them.
+            case .integer(let number): data.append((key, String(number)))
+            case .bool(let flag): data.append((key, flag ? "true" : "false"))
+            case .null: data.append((key, "null"))
+            default: data.append((key, (try? value.jsonBytes()).map { String(decoding: $0, as: UTF8.self) } ?? ""))
             }
         }
-        var android = FCMAndroidConfig(
-            collapseKey: collapseID, priority: priority == nil || priority == .immediate ? .high : .normal)
-        guard pushType == .alert else {
-            return FCMMessage(data: FCMData(data), android: android, overrides: overrides)
-        }
+        guard pushType == .alert else { return (nil, nil, data) }
         var notification = FCMAndroidNotification()
         var title: String? = nil
         var body: String? = nil
@@ -83,9 +108,8 @@ extension NotificationTemplate {
         }
         if let badge = badge ?? aps["badge"]?.integerValue.map(Int.init) { notification.notificationCount = badge }
         if let sound = aps["sound"]?.stringValue { notification.sound = sound }
-        android.notification = notification
         let shown = title != nil || body != nil ? FCMNotification(title: title, body: body) : nil
-        return FCMMessage(notification: shown, data: FCMData(data), android: android, overrides: overrides)
+        return (shown, notification, data)
     }
 
     /// `android.ttl` at `now`: the seconds left to the job's expiration (0 for "now or never", at most 28 days).

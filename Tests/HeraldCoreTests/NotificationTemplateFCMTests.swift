@@ -17,7 +17,25 @@ import Testing
         #"{"aps":{"alert":{"title":"Hi","body":"there","loc-key":"K","loc-args":["a","b"]},"sound":"default","badge":3},"custom":{"n":1,"o":{"x":[1,2]},"s":"t"},"collapse_id":"c","priority":5,"expiration":1}"#,
         #"{"aps":{"alert":"plain"},"localizations":{"fr":{"title":"Salut","body":"toi"}},"badge_increment":1}"#,
         #"{"push_type":"background","aps":{"content-available":1},"custom":{"k":"v"},"expiration":0}"#,
+        #"{"aps":{"alert":"say \"hi\" é","sound":"ping","badge":0},"custom":{"b":true,"f":false,"z":null,"neg":-42,"d":2.5,"big":9007199254740993,"e":"","a":[]}}"#,
     ]
+
+    /// Custom data reaches Android with every value a string: strings as they are, anything else its compact JSON
+    /// text (the scalars are written without the encoder; the text is the encoder's).
+    @Test(arguments: jobs) func everyCustomValueIsSentAsItsCompactJSONText(_ notification: String) throws {
+        let template = try Self.job(notification).template
+        let message = template.fcmMessage(variant: nil, badge: nil, now: 0, channelID: nil, overrides: nil)
+        #expect(message.data.values.count == template.custom.count)
+        for (key, value) in template.custom {
+            let expected: String
+            if case .string(let text) = value {
+                expected = text
+            } else {
+                expected = String(decoding: try value.jsonBytes(), as: UTF8.self)
+            }
+            #expect(message.data[key] == expected)
+        }
+    }
 
     @Test(arguments: jobs) func theBuiltMessageIsOneFCMsRulesAcceptAsItIs(_ notification: String) throws {
         let template = try Self.job(notification).template
