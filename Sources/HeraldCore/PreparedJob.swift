@@ -4,36 +4,114 @@ import Foundation
 import WebPushCore
 
 /// A job that passed validation: its notification encoded once, its tokens normalised, ready to fan out.
+///
+/// A value with its fields behind one reference, copied on write: a job is handed from stage to stage (the intake,
+/// a group, its unit, its requests) and each hand-over of the plain struct retained and released every string,
+/// array and dictionary of the job and its spec, a few hundred atomic operations per single-device job.
 public struct PreparedJob: Sendable {
+    /// The stored fields.
+    struct Fields: Sendable {
+        var id: String
+        var app: String
+        var audience: Audience
+        var invalidTokenCount: Int
+        var template: NotificationTemplate
+        var spec: Job
+        var sendAt: Int64?
+        var throttlePerSecond: Int?
+        var liveActivity: LiveActivityJob?
+        var platforms: Set<DevicePlatform>?
+        var listsWebEndpoints = false
+        var listsAndroid = false
+    }
+
+    /// Mutated only while uniquely referenced (`fields`' modify), so sharing it between threads is safe.
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+
+        init(_ fields: Fields) {
+            self.fields = fields
+        }
+    }
+
+    private var storage: Storage
+
+    init(_ fields: Fields) {
+        storage = Storage(fields)
+    }
+
+    private var fields: Fields {
+        _read { yield storage.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+            yield &storage.fields
+        }
+    }
+
     /// The job id (the producer's, or one the worker assigned).
-    public var id: String
+    public var id: String {
+        get { storage.fields.id }
+        _modify { yield &fields.id }
+    }
     /// The app id.
-    public var app: String
+    public var app: String {
+        get { storage.fields.app }
+        _modify { yield &fields.app }
+    }
     /// The job's identity: ids are scoped by app.
     public var key: JobKey { JobKey(app: app, id: id) }
     /// The audience; explicit tokens are already normalised.
-    public var audience: Audience
+    public var audience: Audience {
+        _read { yield storage.fields.audience }
+        _modify { yield &fields.audience }
+    }
     /// Tokens from the job that are not device tokens: each fails alone, the rest of the job goes on.
-    public var invalidTokenCount: Int
+    public var invalidTokenCount: Int {
+        get { storage.fields.invalidTokenCount }
+        _modify { yield &fields.invalidTokenCount }
+    }
     /// The request headers and body shared by every device.
-    public var template: NotificationTemplate
+    public var template: NotificationTemplate {
+        _read { yield storage.fields.template }
+        _modify { yield &fields.template }
+    }
     /// The job as published (with its id filled in), kept so that batches and the scheduler can rebuild it.
-    public var spec: Job
+    public var spec: Job {
+        _read { yield storage.fields.spec }
+        _modify { yield &fields.spec }
+    }
     /// When to send, in milliseconds since 1970; nil means now.
-    public var sendAt: Int64?
+    public var sendAt: Int64? {
+        get { storage.fields.sendAt }
+        _modify { yield &fields.sendAt }
+    }
     /// An upper bound on the send rate across all workers.
-    public var throttlePerSecond: Int?
+    public var throttlePerSecond: Int? {
+        get { storage.fields.throttlePerSecond }
+        _modify { yield &fields.throttlePerSecond }
+    }
     /// For a Live Activity job (`push_type` `liveactivity`): its event and what the worker resolves it with.
-    public var liveActivity: LiveActivityJob? = nil
+    public var liveActivity: LiveActivityJob? {
+        get { storage.fields.liveActivity }
+        _modify { yield &fields.liveActivity }
+    }
     /// `target.platforms`: only devices of these platforms are sent to; nil is every platform.
-    public var platforms: Set<DevicePlatform>? = nil
+    public var platforms: Set<DevicePlatform>? {
+        _read { yield storage.fields.platforms }
+        _modify { yield &fields.platforms }
+    }
     /// Whether `target.tokens` lists a browser subscription's endpoint: its keys are read from the store, so the job
     /// is not delivered in a group of small jobs (which reads no device).
-    public var listsWebEndpoints = false
-
+    public var listsWebEndpoints: Bool {
+        get { storage.fields.listsWebEndpoints }
+        _modify { yield &fields.listsWebEndpoints }
+    }
     /// Whether `target.tokens` lists an Android device (an FCM registration token or installation id) that the job
     /// sends to.
-    public var listsAndroid = false
+    public var listsAndroid: Bool {
+        get { storage.fields.listsAndroid }
+        _modify { yield &fields.listsAndroid }
+    }
 
     /// Whether the job sends to a device of `platform`.
     public func reaches(_ platform: DevicePlatform) -> Bool { platforms?.contains(platform) ?? true }
@@ -262,21 +340,21 @@ extension PreparedJob {
             job.notification, maximumPayloadSize: liveActivity?.maximumPayloadSize)
         var spec = job
         spec.id = job.id ?? makeID()
-        var prepared = PreparedJob(
-            id: spec.id!,
-            app: job.app,
-            audience: audience,
-            invalidTokenCount: invalid,
-            template: template,
-            spec: spec,
-            sendAt: sendAt,
-            throttlePerSecond: job.throttlePerSecond,
-            liveActivity: liveActivity,
-            platforms: platforms
-        )
-        prepared.listsWebEndpoints = listsWebEndpoints
-        prepared.listsAndroid = listsAndroid && (platforms?.contains(.android) ?? true)
-        return prepared
+        return PreparedJob(
+            Fields(
+                id: spec.id!,
+                app: job.app,
+                audience: audience,
+                invalidTokenCount: invalid,
+                template: template,
+                spec: spec,
+                sendAt: sendAt,
+                throttlePerSecond: job.throttlePerSecond,
+                liveActivity: liveActivity,
+                platforms: platforms,
+                listsWebEndpoints: listsWebEndpoints,
+                listsAndroid: listsAndroid && (platforms?.contains(.android) ?? true)
+            ))
     }
 
     /// Whether a JSON text has a `\u0000` escape in a string (an escaped backslash followed by `u0000` is text, not
