@@ -227,7 +227,6 @@ private struct JSONReader {
         }
     }
 
-    /// Reads a string; `index` is at its opening quote.
     /// The bytes as a string if they are well-formed UTF-8, else nil. Decoded on the standard library's fast path,
     /// which repairs ill-formed input, and compared with the input: a repair changes the bytes. About twice as fast
     /// as `String(validating:as:)`, which every string of every job went through.
@@ -240,6 +239,7 @@ private struct JSONReader {
         return unchanged ? string : nil
     }
 
+    /// Reads a string; `index` is at its opening quote.
     private mutating func readString() throws(PayloadValue.JSONError) -> String {
         index += 1
         let start = index
