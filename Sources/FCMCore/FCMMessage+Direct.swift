@@ -126,10 +126,33 @@ public struct FCMMessageParts: Sendable, Hashable {
         return write(ttl: ttl, channelID: channelID, validateOnly: validateOnly)
     }
 
+    /// The request body for `target` with `android.ttl` and the notification's `channel_id` spliced in: what
+    /// `template(ttl:channelID:)` then the template's `body(for:)` give, written into one buffer (a message sent to
+    /// one device, as a small job's, needs no template kept for others). The payload size is not checked here:
+    /// check it once with `checkPayloadSize()`.
+    public func body(for target: FCMTarget, ttl: Int64?, channelID: String?) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(FCMMessageTemplate.prefix.count + target.value.utf8.count + bytes.count + 112)
+        FCMMessageTemplate.writeTarget(target, to: &out)
+        writeSuffix(ttl: ttl, channelID: channelID, validateOnly: false, to: &out)
+        return out
+    }
+
+    /// Refuses parts whose payload is larger than FCM accepts, as `template(ttl:channelID:)` does.
+    public func checkPayloadSize() throws(FCMMessageError) {
+        try FCMMessage.checkPayloadSize(payloadSize)
+    }
+
     /// The template's suffix in one buffer: `,"android":{…}` if it has a member, the rest, `validate_only`.
     func write(ttl: Int64?, channelID: String?, validateOnly: Bool) -> FCMMessageTemplate {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count + 96)
+        writeSuffix(ttl: ttl, channelID: channelID, validateOnly: validateOnly, to: &out)
+        return FCMMessageTemplate(suffix: out, validateOnly: validateOnly, payloadSize: payloadSize)
+    }
+
+    /// Appends what follows the target: `,"android":{…}` if it has a member, the rest, `validate_only`, `}`.
+    private func writeSuffix(ttl: Int64?, channelID: String?, validateOnly: Bool, to out: inout [UInt8]) {
         // An object with no member (`{}`, so no notification either) and no TTL is left out, as the general path
         // leaves it.
         var from = androidEnd
@@ -157,7 +180,6 @@ public struct FCMMessageParts: Sendable, Hashable {
         out.append(contentsOf: bytes[from...])
         if validateOnly { out.append(contentsOf: #","validate_only":true"#.utf8) }
         out.append(UInt8(ascii: "}"))
-        return FCMMessageTemplate(suffix: out, validateOnly: validateOnly, payloadSize: payloadSize)
     }
 
     /// Writes a member at `offset` of an object's bytes with the comma it needs: after the opening brace it comes

@@ -44,6 +44,13 @@ public struct FCMMessageTemplate: Sendable, Hashable {
     public func body(for target: FCMTarget) -> [UInt8] {
         var body: [UInt8] = []
         body.reserveCapacity(Self.prefix.count + target.value.utf8.count + suffix.count + 12)
+        Self.writeTarget(target, to: &body)
+        body.append(contentsOf: suffix)
+        return body
+    }
+
+    /// `{"message":{"<kind>":"<value>"`: the body up to the target's closing quote.
+    static func writeTarget(_ target: FCMTarget, to body: inout [UInt8]) {
         body.append(contentsOf: Self.prefix)
         body.append(contentsOf: target.kind.rawValue.utf8)
         body.append(contentsOf: #"":"#.utf8)
@@ -58,8 +65,6 @@ public struct FCMMessageTemplate: Sendable, Hashable {
             return true
         }
         if !copied { JSON.writeString(target.value, to: &body) }
-        body.append(contentsOf: suffix)
-        return body
     }
 
     /// A byte that stands for itself inside a JSON string: printable ASCII other than `"` and `\`.

@@ -37,6 +37,15 @@ extension NotificationTemplate {
             .template(checked: false)
     }
 
+    /// The request body for one device (`target`) that gets the message every device gets, written from `fcmParts`
+    /// in one buffer, sent at `now` by an app whose default channel is `channelID`: the bytes of
+    /// `fcmTemplate(now:channelID:)`'s `body(for:)`. Nil when no parts were written ahead.
+    public func fcmBody(for target: FCMTarget, now: Int64, channelID: String?) throws(FCMMessageError) -> [UInt8]? {
+        guard let fcmParts, fcmOverrides == nil else { return nil }
+        try fcmParts.checkPayloadSize()
+        return fcmParts.body(for: target, ttl: fcmTTL(now: now), channelID: channelID)
+    }
+
     /// Writes `fcmParts`, when the message can be written ahead: no `fcm` block to merge, a push type that reaches
     /// Android, one message for every device (no localizations, no badge counter). Written from the neutral fields
     /// straight into bytes, without the `FCMMessage` the general path builds (the same bytes, tested).

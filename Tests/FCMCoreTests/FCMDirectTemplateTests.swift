@@ -50,6 +50,12 @@ import Testing
                 message.android?.ttl = ttl
                 message.android?.notification?.channelID = channel
                 #expect(try parts.template(ttl: ttl, channelID: channel) == (try message.template()))
+                // One device's body written whole is the template's body for it.
+                for target in [FCMTarget(trustedKind: .token, value: "d7Xq:APA91b-x_y"), FCMTarget(trustedKind: .fid, value: "a\"b")] {
+                    #expect(
+                        parts.body(for: target, ttl: ttl, channelID: channel)
+                            == (try message.template()).body(for: target))
+                }
             }
         }
     }
@@ -57,5 +63,7 @@ import Testing
     @Test func anUncheckedMessageOverTheSizeLimitIsStillRefused() {
         let message = FCMMessage(data: ["k": String(repeating: "x", count: FCMMessage.maximumPayloadSize)])
         #expect(throws: FCMMessageError.self) { try message.template(checked: false) }
+        #expect(throws: FCMMessageError.self) { try FCMMessageParts(message).checkPayloadSize() }
+        #expect(throws: Never.self) { try FCMMessageParts(FCMMessage(data: ["k": "v"])).checkPayloadSize() }
     }
 }

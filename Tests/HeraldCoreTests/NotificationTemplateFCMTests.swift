@@ -93,6 +93,13 @@ import Testing
                 ).template(checked: true)
                 #expect(try ahead.fcmTemplate(now: now, channelID: channel) == general)
                 #expect(try atSend.fcmTemplate(now: now, channelID: channel) == general)
+                // One device's body written whole from the parts: the general template's body for it; none
+                // without parts.
+                let target = FCMTarget(trustedKind: .token, value: android)
+                if ahead.fcmParts != nil {
+                    #expect(try ahead.fcmBody(for: target, now: now, channelID: channel) == general.body(for: target))
+                }
+                #expect(try atSend.fcmBody(for: target, now: now, channelID: channel) == nil)
             }
         }
     }

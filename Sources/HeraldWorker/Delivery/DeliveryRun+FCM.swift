@@ -11,12 +11,36 @@ extension DeliveryRun {
         for devices: [StoredDevice], job: PreparedJob, app: AppConfiguration,
         transport: (any NotificationTransport<[UInt8]>)?, badges: [String: Int], now: Int64
     ) -> FCMShare {
-        let template = job.template
+        fcmRequests(
+            for: devices, template: job.template, app: app, transport: transport, badges: badges, now: now)
+    }
+
+    /// The template is borrowed, not copied: a copy of it retained each of its fields (its dictionaries, payload,
+    /// parts), per job of a single device.
+    private static func fcmRequests(
+        for devices: [StoredDevice], template: borrowing NotificationTemplate, app: AppConfiguration,
+        transport: (any NotificationTransport<[UInt8]>)?, badges: [String: Int], now: Int64
+    ) -> FCMShare {
         guard template.reachesAndroid else {
             return .unsent(.failDevice(reason: ProviderReason(rawValue: "NotForAndroid", provider: "FCM")))
         }
         guard let transport else {
             return .unsent(.failDevice(reason: ProviderReason(rawValue: "NoFCMCredentials", provider: "FCM")))
+        }
+        if devices.count == 1, badges.isEmpty, template.localizations.isEmpty {
+            // One device (a small job's): its body written whole from the parts written at intake, if they were.
+            let device = devices[0]
+            // The arguments first, so that the template is borrowed for the call alone.
+            let target = FCMTarget(trustedKind: device.fcmKind ?? .token, value: device.token.hex)
+            let channelID = app.fcm?.channelID
+            do {
+                if let body = try template.fcmBody(for: target, now: now, channelID: channelID) {
+                    return .send(FCMRequestList(token: device.token, body: body), transport)
+                }
+            } catch {
+                return .unsent(
+                    .failJob(reason: ProviderReason(rawValue: "InvalidFCMMessage: \(error)", provider: "FCM")))
+            }
         }
         let tokens = devices.map(\.token)
         let kinds = devices.map { $0.fcmKind ?? .token }

@@ -94,15 +94,28 @@ final class FCMRequestList: RequestSource {
     private let templates: [FCMMessageTemplate]
     /// Each device's template index when devices get different messages; nil: all get the first.
     private let variantOf: [Int]?
+    /// The one device's body, written whole (a small job's); then there are no templates.
+    private let body: [UInt8]?
 
     init(tokens: [DeviceToken], kinds: [FCMTarget.Kind], templates: [FCMMessageTemplate], variantOf: [Int]?) {
         self.tokens = tokens
         self.kinds = kinds
         self.templates = templates
         self.variantOf = variantOf
+        self.body = nil
+    }
+
+    /// One device's request, its body already written.
+    init(token: DeviceToken, body: [UInt8]) {
+        self.tokens = [token]
+        self.kinds = []
+        self.templates = []
+        self.variantOf = nil
+        self.body = body
     }
 
     subscript(index: Int) -> [UInt8] {
+        if let body { return body }
         let template = templates[variantOf?[index] ?? 0]
         return template.body(for: FCMTarget(trustedKind: kinds[index], value: tokens[index].hex))
     }
