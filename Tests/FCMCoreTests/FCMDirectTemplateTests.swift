@@ -51,7 +51,11 @@ import Testing
                 message.android?.notification?.channelID = channel
                 #expect(try parts.template(ttl: ttl, channelID: channel) == (try message.template()))
                 // One device's body written whole is the template's body for it.
-                for target in [FCMTarget(trustedKind: .token, value: "d7Xq:APA91b-x_y"), FCMTarget(trustedKind: .fid, value: "a\"b")] {
+                let targets = [
+                    FCMTarget(trustedKind: .token, value: "d7Xq:APA91b-x_y"),
+                    FCMTarget(trustedKind: .fid, value: "a\"b"),
+                ]
+                for target in targets {
                     #expect(
                         parts.body(for: target, ttl: ttl, channelID: channel)
                             == (try message.template()).body(for: target))
