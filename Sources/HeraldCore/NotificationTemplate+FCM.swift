@@ -28,22 +28,19 @@ extension NotificationTemplate {
     }
 
     /// The template of the message every device without a variant or a badge gets (`fcmMessage(variant: nil,
-    /// badge: nil, …)`), from `fcmParts` when they were written ahead.
+    /// badge: nil, …)`).
     public func fcmTemplate(now: Int64, channelID: String?) throws(FCMMessageError) -> FCMMessageTemplate {
-        if let fcmParts, fcmOverrides == nil {
-            return try fcmParts.template(ttl: fcmTTL(now: now), channelID: channelID)
-        }
-        return try fcmMessage(variant: nil, badge: nil, now: now, channelID: channelID, overrides: fcmOverrides)
+        try fcmMessage(variant: nil, badge: nil, now: now, channelID: channelID, overrides: fcmOverrides)
             .template(checked: false)
     }
 
-    /// The request body for one device (`target`) that gets the message every device gets, written from `fcmParts`
-    /// in one buffer, sent at `now` by an app whose default channel is `channelID`: the bytes of
-    /// `fcmTemplate(now:channelID:)`'s `body(for:)`. Nil when no parts were written ahead.
-    public func fcmBody(for target: FCMTarget, now: Int64, channelID: String?) throws(FCMMessageError) -> [UInt8]? {
+    /// The parts written ahead (`fcmParts`) with the TTL of a send at `now`, their payload size checked: each
+    /// device's body is written whole from them (`FCMMessageParts.body(for:ttl:channelID:)`), the same bytes as
+    /// `fcmTemplate(now:channelID:)`'s. Nil when no parts were written ahead (or an `fcm` block was set since).
+    public func fcmPartsToSend(now: Int64) throws(FCMMessageError) -> (parts: FCMMessageParts, ttl: Int64?)? {
         guard let fcmParts, fcmOverrides == nil else { return nil }
         try fcmParts.checkPayloadSize()
-        return fcmParts.body(for: target, ttl: fcmTTL(now: now), channelID: channelID)
+        return (fcmParts, fcmTTL(now: now))
     }
 
     /// Writes `fcmParts`, when the message can be written ahead: no `fcm` block to merge, a push type that reaches

@@ -72,8 +72,8 @@ import Testing
     }
 
     /// A job that lists an Android device has its message written ahead when the worker asks (`writeFCMParts`, for
-    /// the small jobs it groups); the template a send makes from those parts is byte for byte the one it makes from
-    /// the job without them, at any time and for any channel.
+    /// the small jobs it groups); each device's body a send writes from those parts is byte for byte the one the
+    /// general path's template gives, at any time, for any channel and either kind of target.
     @Test(arguments: jobs) func aMessageWrittenAheadIsTheOneWrittenAtTheSend(_ notification: String) throws {
         let android = "d7Xq:APA91b" + String(repeating: "x", count: 140)
         let body =
@@ -81,25 +81,24 @@ import Testing
         var job = try PreparedJob.decode(Array(body.utf8)) { "j" }
         // Reading a job writes nothing ahead (the API, the producer and `herald publish` only validate).
         #expect(job.template.fcmParts == nil)
+        #expect(try job.template.fcmPartsToSend(now: 0) == nil)
         job.writeFCMParts()
         let ahead = job.template
         let atSend = try Self.job(notification).template
         // Parts only for one message for every device: not for the job with localizations and a badge counter.
         #expect((ahead.fcmParts != nil) == !ahead.variesPerDevice)
+        guard ahead.fcmParts != nil else { return }
+        let targets = [FCMTarget(trustedKind: .token, value: android), FCMTarget(trustedKind: .fid, value: "c\"d")]
         for now: Int64 in [0, 1, 1_000, 5_000_000_000] {
             for channel in [nil, "news"] {
                 let general = try atSend.fcmMessage(
                     variant: nil, badge: nil, now: now, channelID: channel, overrides: nil
                 ).template(checked: true)
-                #expect(try ahead.fcmTemplate(now: now, channelID: channel) == general)
                 #expect(try atSend.fcmTemplate(now: now, channelID: channel) == general)
-                // One device's body written whole from the parts: the general template's body for it; none
-                // without parts.
-                let target = FCMTarget(trustedKind: .token, value: android)
-                if ahead.fcmParts != nil {
-                    #expect(try ahead.fcmBody(for: target, now: now, channelID: channel) == general.body(for: target))
+                let (parts, ttl) = try #require(try ahead.fcmPartsToSend(now: now))
+                for target in targets {
+                    #expect(parts.body(for: target, ttl: ttl, channelID: channel) == general.body(for: target))
                 }
-                #expect(try atSend.fcmBody(for: target, now: now, channelID: channel) == nil)
             }
         }
     }
@@ -139,7 +138,7 @@ import Testing
         let merged = try template.fcmMessage(variant: nil, badge: nil, now: 0, channelID: nil, overrides: overrides)
             .template(checked: false)
         #expect(try template.fcmTemplate(now: 0, channelID: nil) == merged)
-        let fromParts = try job.template.fcmTemplate(now: 0, channelID: nil)
-        #expect(try template.fcmTemplate(now: 0, channelID: nil) != fromParts)
+        #expect(try template.fcmPartsToSend(now: 0) == nil)
+        #expect(try job.template.fcmPartsToSend(now: 0) != nil)
     }
 }

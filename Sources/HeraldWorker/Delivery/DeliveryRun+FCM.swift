@@ -27,29 +27,20 @@ extension DeliveryRun {
         guard let transport else {
             return .unsent(.failDevice(reason: ProviderReason(rawValue: "NoFCMCredentials", provider: "FCM")))
         }
-        if devices.count == 1, badges.isEmpty, template.localizations.isEmpty {
-            // One device (a small job's): its body written whole from the parts written at intake, if they were.
-            let device = devices[0]
-            // The arguments first, so that the template is borrowed for the call alone.
-            let target = FCMTarget(trustedKind: device.fcmKind ?? .token, value: device.token.hex)
-            let channelID = app.fcm?.channelID
-            do {
-                if let body = try template.fcmBody(for: target, now: now, channelID: channelID) {
-                    return .send(FCMRequestList(token: device.token, body: body), transport)
-                }
-            } catch {
-                return .unsent(
-                    .failJob(reason: ProviderReason(rawValue: "InvalidFCMMessage: \(error)", provider: "FCM")))
-            }
-        }
         let tokens = devices.map(\.token)
         let kinds = devices.map { $0.fcmKind ?? .token }
+        let channelID = app.fcm?.channelID
         if template.localizations.isEmpty && badges.isEmpty {
-            // One message for every device (the usual broadcast): built once, no variant looked up per device.
+            // One message for every device: from the parts written at intake (a small job's), each device's body
+            // written whole; otherwise built once as a template, no variant looked up per device.
             do {
-                let built = try template.fcmTemplate(now: now, channelID: app.fcm?.channelID)
-                return .send(
-                    FCMRequestList(tokens: tokens, kinds: kinds, templates: [built], variantOf: nil), transport)
+                let messages: FCMRequestList.Messages
+                if let (parts, ttl) = try template.fcmPartsToSend(now: now) {
+                    messages = .parts(parts, ttl: ttl, channelID: channelID)
+                } else {
+                    messages = .templates([try template.fcmTemplate(now: now, channelID: channelID)], variantOf: nil)
+                }
+                return .send(FCMRequestList(tokens: tokens, kinds: kinds, messages: messages), transport)
             } catch {
                 return .unsent(
                     .failJob(reason: ProviderReason(rawValue: "InvalidFCMMessage: \(error)", provider: "FCM")))
@@ -68,7 +59,7 @@ extension DeliveryRun {
                 continue
             }
             let message = template.fcmMessage(
-                variant: variant, badge: badge, now: now, channelID: app.fcm?.channelID,
+                variant: variant, badge: badge, now: now, channelID: channelID,
                 overrides: template.fcmOverrides)
             do {
                 // Built by `fcmMessage`, whose values are in range by construction.
@@ -81,7 +72,8 @@ extension DeliveryRun {
             variantOf.append(templates.count - 1)
         }
         let requests = FCMRequestList(
-            tokens: tokens, kinds: kinds, templates: templates, variantOf: templates.count == 1 ? nil : variantOf)
+            tokens: tokens, kinds: kinds,
+            messages: .templates(templates, variantOf: templates.count == 1 ? nil : variantOf))
         return .send(requests, transport)
     }
 

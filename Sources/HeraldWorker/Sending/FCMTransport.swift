@@ -86,37 +86,34 @@ final class FCMTransport: NotificationTransport {
     }
 }
 
-/// A share's FCM requests: the job's message encoded once per variant (locale and badge), each device's target
-/// spliced into it when its request is made.
+/// A share's FCM requests: the job's message encoded once per variant (locale and badge), or the parts written at
+/// intake, each device's target spliced in when its request is made.
 final class FCMRequestList: RequestSource {
-    let tokens: [DeviceToken]
-    private let kinds: [FCMTarget.Kind]
-    private let templates: [FCMMessageTemplate]
-    /// Each device's template index when devices get different messages; nil: all get the first.
-    private let variantOf: [Int]?
-    /// The one device's body, written whole (a small job's); then there are no templates.
-    private let body: [UInt8]?
-
-    init(tokens: [DeviceToken], kinds: [FCMTarget.Kind], templates: [FCMMessageTemplate], variantOf: [Int]?) {
-        self.tokens = tokens
-        self.kinds = kinds
-        self.templates = templates
-        self.variantOf = variantOf
-        self.body = nil
+    /// What each device's body is written from.
+    enum Messages: Sendable {
+        /// One template per variant, and each device's template index when devices get different messages (nil:
+        /// all get the first).
+        case templates([FCMMessageTemplate], variantOf: [Int]?)
+        /// The parts a small job's message was written into at intake, with the send's TTL and channel: each body
+        /// written whole from them, one buffer per device.
+        case parts(FCMMessageParts, ttl: Int64?, channelID: String?)
     }
 
-    /// One device's request, its body already written.
-    init(token: DeviceToken, body: [UInt8]) {
-        self.tokens = [token]
-        self.kinds = []
-        self.templates = []
-        self.variantOf = nil
-        self.body = body
+    let tokens: [DeviceToken]
+    private let kinds: [FCMTarget.Kind]
+    private let messages: Messages
+
+    init(tokens: [DeviceToken], kinds: [FCMTarget.Kind], messages: Messages) {
+        self.tokens = tokens
+        self.kinds = kinds
+        self.messages = messages
     }
 
     subscript(index: Int) -> [UInt8] {
-        if let body { return body }
-        let template = templates[variantOf?[index] ?? 0]
-        return template.body(for: FCMTarget(trustedKind: kinds[index], value: tokens[index].hex))
+        let target = FCMTarget(trustedKind: kinds[index], value: tokens[index].hex)
+        switch messages {
+        case .templates(let templates, let variantOf): return templates[variantOf?[index] ?? 0].body(for: target)
+        case .parts(let parts, let ttl, let channelID): return parts.body(for: target, ttl: ttl, channelID: channelID)
+        }
     }
 }
