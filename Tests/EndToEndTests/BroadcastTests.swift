@@ -305,9 +305,10 @@ import Testing
 
     @Test func gracefulShutdownFinishesTheBatchesInHandAndLosesNothing() async throws {
         // Slow answers keep the first worker from finishing the whole broadcast before SIGTERM reaches it: with
-        // batch sends a batch of 100 at 5 ms took about 10 ms, and the stop sometimes came after the last batch.
+        // batch sends a batch of 100 at 5 ms took about 10 ms, and the stop sometimes came after the last batch; at
+        // 50 ms the rest took about 0.4 s, and under the load of the other suites the stop still came too late.
         try await WorkerHarness.with {
-            $0.responseDelay = .milliseconds(50)
+            $0.responseDelay = .milliseconds(200)
         } _: { harness in
             let devices = try await harness.importDevices(count: 2_000)
             let first = try harness.startWorker {
