@@ -2,9 +2,9 @@
 /// builds a JSON tree first, without its dictionaries), once, with two holes: `android.ttl` and
 /// `android.notification.channel_id`, the two fields that differ between sends of one job (its TTL counts down to the
 /// job's expiration, the channel is the app's, which a reload may change). The worker writes the parts at intake for
-/// a small job that lists an Android device, while the job's fields are still in its caches; the send splices the two
-/// fields in (`template(ttl:channelID:)`). `FCMMessage.template(checked: false)` is the same writer with the
-/// message's own two fields.
+/// a small job that lists an Android device, while the job's fields are still in its caches; the send writes each
+/// device's body from them with the two fields spliced in (`body(for:ttl:channelID:)`).
+/// `FCMMessage.template(checked: false)` is the same writer with the message's own two fields.
 public struct FCMMessageParts: Sendable, Hashable {
     /// The `android` object without `ttl` and `channel_id` (`{}` if it has no other member), then `,"data":{…}` and
     /// `,"notification":{…}` as present, then the message's closing brace: one buffer, one allocation.
@@ -127,9 +127,8 @@ public struct FCMMessageParts: Sendable, Hashable {
     }
 
     /// The request body for `target` with `android.ttl` and the notification's `channel_id` spliced in: what
-    /// `template(ttl:channelID:)` then the template's `body(for:)` give, written into one buffer (a message sent to
-    /// one device, as a small job's, needs no template kept for others). The payload size is not checked here:
-    /// check it once with `checkPayloadSize()`.
+    /// `template(ttl:channelID:)` then the template's `body(for:)` give, written into one buffer, with no template
+    /// in between. The payload size is not checked here: check it once per share with `checkPayloadSize()`.
     public func body(for target: FCMTarget, ttl: Int64?, channelID: String?) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(FCMMessageTemplate.prefix.count + target.value.utf8.count + bytes.count + 112)
